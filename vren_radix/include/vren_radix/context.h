@@ -1,0 +1,93 @@
+// A standalone convenience layer over vren_radix.h: owns an instance, a device, buffers and a
+// queue; uploads, sorts and reads back. Used by the CLI, the tests and the benchmarks. The core
+// library does not depend on it.
+//
+//   std::string error;
+//   auto ctx = vren::radix::Context::create({}, &error);
+//   std::vector<uint32_t> keys = ...;
+//   ctx->sort(keys, {}, {}, nullptr, &error);  // keys are now sorted
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vren_radix/vren_radix.h"
+
+namespace vren::radix {
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  std::string type;    // "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other"
+  std::string driver;  // driver name and version string
+  uint32_t api_version = 0;
+  uint32_t subgroup_size = 0;
+  uint32_t min_subgroup_size = 0;
+  uint32_t max_subgroup_size = 0;
+  bool subgroup_arithmetic = false;
+  uint32_t max_shared_memory = 0;
+  uint64_t max_storage_buffer_range = 0;
+  uint64_t max_allocation_size = 0;
+  uint32_t max_workgroup_count_x = 0;
+  double timestamp_period_ns = 0;
+};
+
+struct ContextOptions {
+  int device_index = -1;  // -1: the first discrete GPU, else integrated, virtual, then CPU (lavapipe)
+  bool validation = false;               // VK_LAYER_KHRONOS_validation
+  bool synchronization_validation = false;
+  // Receives every validation warning and error (and general warnings from the loader).
+  std::function<void(const std::string&)> on_message;
+  const TuningConfig* tuning = nullptr;  // null: chosen for the device
+  uint32_t required_subgroup_size = 0;   // 0: the sorter's choice
+};
+
+struct SortOptions {
+  uint32_t begin_bit = 0;
+  uint32_t end_bit = 32;
+  bool descending = false;
+};
+
+struct SortStats {
+  double gpu_ms = 0;             // timestamps around the sort alone; negative if unavailable
+  uint32_t passes = 0;
+  bool result_in_temp = false;   // which ping-pong buffer held the result on the GPU
+  bool canaries_intact = true;   // the words past every buffer's end still hold their pattern
+};
+
+class Context {
+ public:
+  // Lists the Vulkan devices, in the order --device / device_index counts them.
+  static std::vector<DeviceInfo> listDevices(std::string* error);
+  // Null on failure, with the reason in *error.
+  static std::unique_ptr<Context> create(const ContextOptions& options, std::string* error);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceInfo& device() const;
+  const Sorter* sorter() const;
+  uint32_t maxCount() const;
+
+  // Sorts keys in place on the GPU; values (empty, or as many as keys) move with their keys.
+  // Scratch buffers are filled with a poison pattern first and guarded by canary words.
+  bool sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
+            std::string* error);
+
+  // Uploads once, then sorts the same input `repetitions` times, restoring it on the GPU before
+  // each sort outside the timed region. gpu_ms receives one time per sort; the input spans
+  // receive the last sort's output.
+  bool timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, int repetitions,
+                 std::vector<double>* gpu_ms, std::string* error);
+
+ private:
+  struct Impl;
+  explicit Context(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vren::radix

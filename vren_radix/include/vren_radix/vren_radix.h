@@ -1,0 +1,133 @@
+// vren_radix: stable LSD radix sort of u32 keys (and u32 values) on Vulkan compute.
+//
+// Create a Sorter once per device, ask getMemoryRequirements() how large the scratch buffers
+// must be for your largest count, then record cmdSort() into your own command buffer as often
+// as you like. The library never allocates memory, submits or waits on the record path.
+//
+//   vren::radix::Sorter* sorter = nullptr;
+//   vren::radix::createSorter(create_info, &sorter);
+//   auto req = vren::radix::getMemoryRequirements(sorter, max_count, /*with_values=*/false);
+//   // ... create keys_temp (req.keys_temp_size) and internal (req.internal_size) with req.usage
+//   auto result = vren::radix::cmdSort(sorter, cmd, {.count = n, .keys = keys, .keys_temp = tmp, .internal = internal});
+//   // barrier: COMPUTE_SHADER / SHADER_WRITE -> your stage; sorted keys are in result.keys
+//
+// Device requirements: Vulkan 1.2, the bufferDeviceAddress feature enabled, and subgroup
+// basic + arithmetic operations in compute shaders. Any subgroup size works.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <vulkan/vulkan.h>
+
+#define VREN_RADIX_VERSION_MAJOR 0
+#define VREN_RADIX_VERSION_MINOR 1
+#define VREN_RADIX_VERSION_PATCH 0
+#define VREN_RADIX_VERSION_STRING "0.1.0"
+
+namespace vren::radix {
+
+struct Sorter;
+
+// Per-device tuning. A tile is workgroup_size * keys_per_thread keys (at most 32768).
+struct TuningConfig {
+  uint32_t workgroup_size = 256;
+  uint32_t keys_per_thread = 8;
+};
+
+struct SorterCreateInfo {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  // Entry points: the only way the library reaches Vulkan. get_device_proc_addr may be left
+  // null; it is then looked up through get_instance_proc_addr.
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+  PFN_vkGetDeviceProcAddr get_device_proc_addr = nullptr;
+  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
+  const VkAllocationCallbacks* allocator = nullptr;
+  // Set when the device was created with the subgroupSizeControl and computeFullSubgroups
+  // features (Vulkan 1.3 or VK_EXT_subgroup_size_control). The sorter then pins the subgroup
+  // size: required_subgroup_size if non-zero, else the device's largest.
+  bool subgroup_size_control_enabled = false;
+  uint32_t required_subgroup_size = 0;
+  // Null: chosen from the device (see tuning.cpp). Clamped to the device's limits.
+  const TuningConfig* tuning = nullptr;
+};
+
+struct SorterProperties {
+  TuningConfig tuning;
+  uint32_t tile_size;          // keys per workgroup
+  uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
+  uint32_t max_count;          // largest count this device can sort
+};
+
+// Creates the pipelines for one device. On failure returns an error, leaves *sorter null,
+// leaks nothing, and, if `why` is given, says what is missing.
+VkResult createSorter(const SorterCreateInfo& info, Sorter** sorter, std::string* why = nullptr);
+void destroySorter(Sorter* sorter);
+SorterProperties getSorterProperties(const Sorter* sorter);
+
+struct MemoryRequirements {
+  VkDeviceSize keys_temp_size;    // ping-pong partner of the keys
+  VkDeviceSize values_temp_size;  // ping-pong partner of the values (0 without values)
+  VkDeviceSize internal_size;     // per-tile digit counts and their scan
+  VkDeviceSize alignment;         // every BufferRange offset must be a multiple of this
+  VkBufferUsageFlags usage;       // every buffer passed to cmdSort needs these, the caller's too
+};
+
+// Sizes for sorting up to max_count elements. max_count must not exceed
+// getSorterProperties().max_count.
+MemoryRequirements getMemoryRequirements(const Sorter* sorter, uint32_t max_count, bool with_values);
+
+struct BufferRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize size = VK_WHOLE_SIZE;  // bytes from offset; VK_WHOLE_SIZE skips the size check
+};
+
+struct SortInfo {
+  uint32_t count = 0;
+  BufferRange keys;         // count u32 keys; may receive the result
+  BufferRange keys_temp;    // count u32; may receive the result
+  BufferRange values;       // optional: count u32 values moved with their keys
+  BufferRange values_temp;  // required with values
+  BufferRange internal;     // getMemoryRequirements().internal_size bytes for count
+  // Sort by bits [begin_bit, end_bit) of the key only: ceil((end - begin) / 4) passes.
+  uint32_t begin_bit = 0;
+  uint32_t end_bit = 32;
+  bool descending = false;  // still stable: equal keys keep their input order
+  // Optional: two timestamps (first_query, first_query + 1) around the recorded passes.
+  VkQueryPool timestamp_pool = VK_NULL_HANDLE;
+  uint32_t first_query = 0;
+};
+
+struct SortResult {
+  uint32_t passes;     // radix passes recorded
+  bool in_temp;        // odd pass count: the sorted data is in keys_temp / values_temp
+  BufferRange keys;    // the buffer holding the sorted keys
+  BufferRange values;  // the buffer holding the sorted values (if any)
+};
+
+// Returns null if `info` is valid for `sorter`, else one sentence saying what is wrong.
+const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
+
+// Records the sort into `cmd`. Records only: no allocation, submission or wait.
+//
+// Synchronisation contract:
+// - First access: the first pass reads keys/values and writes keys_temp/values_temp and
+//   internal at VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT. Before cmdSort, make earlier writes to
+//   keys/values available to COMPUTE_SHADER / SHADER_READ, and order earlier uses of the temp
+//   and internal buffers (e.g. a previous sort) before COMPUTE_SHADER / SHADER_WRITE.
+// - Between passes the library records its own compute-to-compute barriers.
+// - Last access: the last pass writes result.keys/result.values at COMPUTE_SHADER /
+//   SHADER_WRITE. Add a barrier from there before reading them.
+// Both ping-pong buffers are overwritten; the one not named in the result holds garbage.
+// count == 0 or begin_bit == end_bit records nothing except the optional timestamps.
+//
+// Preconditions (checked by validateSortInfo, asserted in debug builds):
+// count must be <= the max_count the buffers were sized for; buffers must have
+// MemoryRequirements::usage; offsets must be multiples of MemoryRequirements::alignment;
+// keys/values and their temps must not overlap; begin_bit < end_bit <= 32 (or equal: no-op).
+SortResult cmdSort(const Sorter* sorter, VkCommandBuffer cmd, const SortInfo& info);
+
+}  // namespace vren::radix

@@ -1,0 +1,689 @@
+#include "vren_radix/context.h"
+
+#include <volk.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+namespace vren::radix {
+namespace {
+
+constexpr uint32_t kPoison = 0xDCDCDCDCu;
+constexpr uint32_t kCanary = 0xC0FFEE11u;
+constexpr VkDeviceSize kCanaryBytes = 256;
+
+std::string resultText(VkResult r) {
+  switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "out of host memory";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "out of device memory";
+    case VK_ERROR_DEVICE_LOST: return "the device was lost";
+    case VK_ERROR_INITIALIZATION_FAILED: return "initialization failed";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "a requested layer is not installed";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "a requested extension is missing";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "a required feature is missing";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "no compatible Vulkan driver";
+    default: return "VkResult " + std::to_string(static_cast<int>(r));
+  }
+}
+
+bool check(VkResult r, const char* what, std::string* error) {
+  if (r == VK_SUCCESS) return true;
+  if (error) *error = std::string(what) + " failed: " + resultText(r) + ".";
+  return false;
+}
+
+std::once_flag g_volk_once;
+VkResult g_volk_result = VK_ERROR_INITIALIZATION_FAILED;
+
+bool initLoader(std::string* error) {
+  std::call_once(g_volk_once, [] { g_volk_result = volkInitialize(); });
+  if (g_volk_result == VK_SUCCESS) return true;
+  if (error)
+    *error = "No Vulkan loader found (libvulkan.so.1): install libvulkan1 and a driver, e.g. mesa-vulkan-drivers.";
+  return false;
+}
+
+const char* typeName(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+  }
+}
+
+int typeRank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+bool hasLayer(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  return std::any_of(layers.begin(), layers.end(), [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
+}
+
+bool hasInstanceExtension(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> ext(n);
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, ext.data());
+  return std::any_of(ext.begin(), ext.end(), [&](const auto& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
+  VkPhysicalDeviceSubgroupSizeControlProperties size_control{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  vkGetPhysicalDeviceProperties2(pd, &p);
+  const uint32_t api = p.properties.apiVersion;
+  if (api >= VK_API_VERSION_1_2) {
+    p.pNext = &vk11;
+    vk11.pNext = &driver;
+    if (api >= VK_API_VERSION_1_3) driver.pNext = &size_control;
+    vkGetPhysicalDeviceProperties2(pd, &p);
+  }
+  DeviceInfo d;
+  d.index = index;
+  d.name = p.properties.deviceName;
+  d.type = typeName(p.properties.deviceType);
+  d.driver = api >= VK_API_VERSION_1_2 ? std::string(driver.driverName) + " " + driver.driverInfo
+                                       : std::to_string(p.properties.driverVersion);
+  d.api_version = api;
+  d.subgroup_size = vk11.subgroupSize;
+  d.min_subgroup_size = api >= VK_API_VERSION_1_3 ? size_control.minSubgroupSize : vk11.subgroupSize;
+  d.max_subgroup_size = api >= VK_API_VERSION_1_3 ? size_control.maxSubgroupSize : vk11.subgroupSize;
+  d.subgroup_arithmetic = (vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (vk11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  d.max_shared_memory = p.properties.limits.maxComputeSharedMemorySize;
+  d.max_storage_buffer_range = p.properties.limits.maxStorageBufferRange;
+  d.max_allocation_size = vk11.maxMemoryAllocationSize;
+  d.max_workgroup_count_x = p.properties.limits.maxComputeWorkGroupCount[0];
+  d.timestamp_period_ns = p.properties.limits.timestampPeriod;
+  return d;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL onDebugMessage(VkDebugUtilsMessageSeverityFlagBitsEXT,
+                                              VkDebugUtilsMessageTypeFlagsEXT,
+                                              const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  auto* sink = static_cast<std::function<void(const std::string&)>*>(user);
+  if (*sink) (*sink)(data->pMessage ? data->pMessage : "(no message)");
+  return VK_FALSE;
+}
+
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;  // usable bytes, the canary region after them excluded
+  void* mapped = nullptr;
+};
+
+}  // namespace
+
+struct Context::Impl {
+  ContextOptions options;
+  std::function<void(const std::string&)> sink;  // lives as long as the messenger
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VolkDeviceTable vk{};
+  uint32_t queue_family = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  uint32_t query_capacity = 0;
+  bool timestamps = false;
+  DeviceInfo info;
+  VkPhysicalDeviceMemoryProperties memory{};
+  Sorter* sorter = nullptr;
+  // Device buffers, grown on demand: keys, keys_temp, values, values_temp, internal,
+  // pristine keys and values (timeSorts), and a host-visible staging buffer.
+  Buffer keys, keys_temp, values, values_temp, internal, pristine_keys, pristine_values, staging;
+  uint32_t capacity = 0;
+  bool capacity_values = false;
+
+  ~Impl() {
+    if (device) {
+      vk.vkDeviceWaitIdle(device);
+      freeBuffers();
+      destroySorter(sorter);
+      if (queries) vk.vkDestroyQueryPool(device, queries, nullptr);
+      if (fence) vk.vkDestroyFence(device, fence, nullptr);
+      if (pool) vk.vkDestroyCommandPool(device, pool, nullptr);
+      vk.vkDestroyDevice(device, nullptr);
+    }
+    if (messenger) vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
+    if (instance) vkDestroyInstance(instance, nullptr);
+  }
+
+  void freeBuffer(Buffer& b) {
+    if (b.mapped) vk.vkUnmapMemory(device, b.memory);
+    if (b.buffer) vk.vkDestroyBuffer(device, b.buffer, nullptr);
+    if (b.memory) vk.vkFreeMemory(device, b.memory, nullptr);
+    b = {};
+  }
+
+  void freeBuffers() {
+    for (Buffer* b : {&keys, &keys_temp, &values, &values_temp, &internal, &pristine_keys, &pristine_values, &staging})
+      freeBuffer(*b);
+    capacity = 0;
+    capacity_values = false;
+  }
+
+  bool createInstance(std::string* error) {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "vren_radix";
+    app.apiVersion = volkGetInstanceVersion() >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2;
+    std::vector<const char*> layers, extensions;
+    const bool debug_utils = hasInstanceExtension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (options.validation) {
+      if (!hasLayer("VK_LAYER_KHRONOS_validation")) {
+        if (error) *error = "Validation was asked for but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers).";
+        return false;
+      }
+      layers.push_back("VK_LAYER_KHRONOS_validation");
+    }
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = &sync;
+
+    VkDebugUtilsMessengerCreateInfoEXT messenger_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    messenger_info.messageSeverity =
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT |
+                                 VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
+    messenger_info.pfnUserCallback = onDebugMessage;
+    messenger_info.pUserData = &sink;
+
+    VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    instance_info.pApplicationInfo = &app;
+    instance_info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+    instance_info.ppEnabledLayerNames = layers.data();
+    instance_info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    instance_info.ppEnabledExtensionNames = extensions.data();
+    // Chain: instance <- messenger (reports creation-time messages) <- validation features.
+    const void** tail = &instance_info.pNext;
+    if (debug_utils && sink) {
+      *tail = &messenger_info;
+      tail = const_cast<const void**>(&messenger_info.pNext);
+    }
+    if (options.validation && options.synchronization_validation) *tail = &features;
+    if (!check(vkCreateInstance(&instance_info, nullptr, &instance), "Creating the Vulkan instance", error)) return false;
+    volkLoadInstanceOnly(instance);
+    if (debug_utils && sink) {
+      messenger_info.pNext = nullptr;  // the persistent messenger takes no validation features
+      if (!check(vkCreateDebugUtilsMessengerEXT(instance, &messenger_info, nullptr, &messenger),
+                 "Creating the debug messenger", error))
+        return false;
+    }
+    return true;
+  }
+
+  bool pickDevice(std::string* error) {
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(instance, &n, nullptr);
+    std::vector<VkPhysicalDevice> devices(n);
+    vkEnumeratePhysicalDevices(instance, &n, devices.data());
+    if (n == 0) {
+      if (error) *error = "No Vulkan device found: install a driver (e.g. mesa-vulkan-drivers for lavapipe).";
+      return false;
+    }
+    if (options.device_index >= 0) {
+      if (static_cast<uint32_t>(options.device_index) >= n) {
+        if (error)
+          *error = "Device " + std::to_string(options.device_index) + " does not exist; there are " + std::to_string(n) +
+                   " (see `vren-radix info`).";
+        return false;
+      }
+      physical = devices[options.device_index];
+      info = describe(physical, options.device_index);
+      return true;
+    }
+    int best_rank = 99;
+    for (uint32_t i = 0; i < n; ++i) {
+      VkPhysicalDeviceProperties p;
+      vkGetPhysicalDeviceProperties(devices[i], &p);
+      if (p.apiVersion < VK_API_VERSION_1_2) continue;
+      if (typeRank(p.deviceType) < best_rank) {
+        best_rank = typeRank(p.deviceType);
+        physical = devices[i];
+        info = describe(physical, i);
+      }
+    }
+    if (!physical) {
+      if (error) *error = "No Vulkan 1.2 device found; vren_radix needs Vulkan 1.2.";
+      return false;
+    }
+    return true;
+  }
+
+  bool createDevice(std::string* error) {
+    if (info.api_version < VK_API_VERSION_1_2) {
+      if (error) *error = "Device '" + info.name + "' supports only Vulkan 1.1; vren_radix needs Vulkan 1.2.";
+      return false;
+    }
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+    std::vector<VkQueueFamilyProperties> families(n);
+    vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; ++i) {
+      if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+        queue_family = i;
+        timestamps = families[i].timestampValidBits > 0;
+        found = true;
+      }
+    }
+    if (!found) {
+      if (error) *error = "Device '" + info.name + "' has no compute queue.";
+      return false;
+    }
+
+    VkPhysicalDeviceVulkan13Features supported13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features supported12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported12};
+    const bool vk13 = info.api_version >= VK_API_VERSION_1_3 && volkGetInstanceVersion() >= VK_API_VERSION_1_3;
+    if (vk13) supported12.pNext = &supported13;
+    vkGetPhysicalDeviceFeatures2(physical, &supported);
+    if (!supported12.bufferDeviceAddress) {
+      if (error) *error = "Device '" + info.name + "' lacks the bufferDeviceAddress feature that vren_radix needs.";
+      return false;
+    }
+    VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    enable12.bufferDeviceAddress = VK_TRUE;
+    const bool size_control = vk13 && supported13.subgroupSizeControl && supported13.computeFullSubgroups;
+    if (size_control) {
+      enable13.subgroupSizeControl = VK_TRUE;
+      enable13.computeFullSubgroups = VK_TRUE;
+      enable12.pNext = &enable13;
+    }
+    VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &enable12};
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = queue_family;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &enable};
+    device_info.queueCreateInfoCount = 1;
+    device_info.pQueueCreateInfos = &queue_info;
+    if (!check(vkCreateDevice(physical, &device_info, nullptr, &device), "Creating the Vulkan device", error))
+      return false;
+    volkLoadDeviceTable(&vk, device);
+    vk.vkGetDeviceQueue(device, queue_family, 0, &queue);
+    vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool_info.queueFamilyIndex = queue_family;
+    if (!check(vk.vkCreateCommandPool(device, &pool_info, nullptr, &pool), "Creating a command pool", error))
+      return false;
+    VkCommandBufferAllocateInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cmd_info.commandPool = pool;
+    cmd_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cmd_info.commandBufferCount = 1;
+    if (!check(vk.vkAllocateCommandBuffers(device, &cmd_info, &cmd), "Allocating a command buffer", error))
+      return false;
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if (!check(vk.vkCreateFence(device, &fence_info, nullptr, &fence), "Creating a fence", error)) return false;
+
+    SorterCreateInfo sci;
+    sci.instance = instance;
+    sci.physical_device = physical;
+    sci.device = device;
+    sci.get_instance_proc_addr = vkGetInstanceProcAddr;
+    sci.get_device_proc_addr = vkGetDeviceProcAddr;
+    sci.subgroup_size_control_enabled = size_control;
+    sci.required_subgroup_size = options.required_subgroup_size;
+    sci.tuning = options.tuning;
+    std::string why;
+    VkResult r = createSorter(sci, &sorter, &why);
+    if (r != VK_SUCCESS) {
+      if (error) *error = "Device '" + info.name + "': " + why;
+      return false;
+    }
+    info.subgroup_size = getSorterProperties(sorter).subgroup_size;
+    return true;
+  }
+
+  bool ensureQueries(uint32_t count, std::string* error) {
+    if (!timestamps || count <= query_capacity) return true;
+    if (queries) vk.vkDestroyQueryPool(device, queries, nullptr);
+    queries = VK_NULL_HANDLE;
+    query_capacity = 0;
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = count;
+    if (!check(vk.vkCreateQueryPool(device, &qi, nullptr, &queries), "Creating a timestamp query pool", error))
+      return false;
+    query_capacity = count;
+    return true;
+  }
+
+  bool allocate(Buffer& b, VkDeviceSize size, VkBufferUsageFlags usage, bool host, std::string* error) {
+    b.size = size;
+    VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = size + kCanaryBytes;
+    bi.usage = usage;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (!check(vk.vkCreateBuffer(device, &bi, nullptr, &b.buffer), "Creating a buffer", error)) return false;
+    VkMemoryRequirements req;
+    vk.vkGetBufferMemoryRequirements(device, b.buffer, &req);
+    const VkMemoryPropertyFlags want = host ? (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+                                            : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < memory.memoryTypeCount && type == UINT32_MAX; ++i)
+      if ((req.memoryTypeBits & (1u << i)) && (memory.memoryTypes[i].propertyFlags & want) == want) type = i;
+    if (type == UINT32_MAX) {
+      if (error) *error = "No suitable memory type for a buffer.";
+      return false;
+    }
+    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.pNext = (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) ? &flags : nullptr;
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = type;
+    if (!check(vk.vkAllocateMemory(device, &ai, nullptr, &b.memory), "Allocating buffer memory", error))
+      return false;
+    if (!check(vk.vkBindBufferMemory(device, b.buffer, b.memory, 0), "Binding buffer memory", error)) return false;
+    if (host && !check(vk.vkMapMemory(device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "Mapping memory", error))
+      return false;
+    return true;
+  }
+
+  bool ensureCapacity(uint32_t count, bool with_values, std::string* error) {
+    if (count <= capacity && (!with_values || capacity_values)) return true;
+    vk.vkDeviceWaitIdle(device);
+    const uint32_t want = std::max(count, capacity);
+    const bool want_values = with_values || capacity_values;
+    freeBuffers();
+    const MemoryRequirements req = getMemoryRequirements(sorter, want, want_values);
+    const VkBufferUsageFlags usage =
+        req.usage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    const VkDeviceSize bytes = VkDeviceSize{std::max(1u, want)} * 4;
+    bool ok = allocate(keys, bytes, usage, false, error) && allocate(keys_temp, req.keys_temp_size, usage, false, error) &&
+              allocate(internal, req.internal_size, usage, false, error) &&
+              allocate(pristine_keys, bytes, usage, false, error) &&
+              allocate(staging, 2 * bytes + 8 * kCanaryBytes,
+                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, error);
+    if (ok && want_values)
+      ok = allocate(values, bytes, usage, false, error) && allocate(values_temp, req.values_temp_size, usage, false, error) &&
+           allocate(pristine_values, bytes, usage, false, error);
+    if (!ok) {
+      freeBuffers();
+      if (error) *error += " Sorting " + std::to_string(count) + " elements needs about " +
+                           std::to_string((bytes * (with_values ? 6 : 3)) >> 20) + " MiB of device memory; try fewer.";
+      return false;
+    }
+    capacity = want;
+    capacity_values = want_values;
+    return true;
+  }
+
+  void copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
+    if (bytes == 0) return;
+    VkBufferCopy region{src_offset, dst_offset, bytes};
+    vk.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+  }
+
+  void barrier(VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    b.srcAccessMask = src;
+    b.dstAccessMask = dst;
+    vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
+  }
+
+  bool begin(std::string* error) {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    return check(vk.vkResetCommandBuffer(cmd, 0), "Resetting the command buffer", error) &&
+           check(vk.vkBeginCommandBuffer(cmd, &bi), "Beginning the command buffer", error);
+  }
+
+  bool submitAndWait(std::string* error) {
+    if (!check(vk.vkEndCommandBuffer(cmd), "Recording the command buffer", error)) return false;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    if (!check(vk.vkResetFences(device, 1, &fence), "Resetting a fence", error)) return false;
+    if (!check(vk.vkQueueSubmit(queue, 1, &si, fence), "Submitting the sort", error)) return false;
+    return check(vk.vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "Waiting for the sort", error);
+  }
+
+  SortInfo sortInfo(uint32_t count, bool with_values, const SortOptions& o) const {
+    const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+    SortInfo si;
+    si.count = count;
+    si.keys = {keys.buffer, 0, bytes};
+    si.keys_temp = {keys_temp.buffer, 0, bytes};
+    if (with_values) {
+      si.values = {values.buffer, 0, bytes};
+      si.values_temp = {values_temp.buffer, 0, bytes};
+    }
+    si.internal = {internal.buffer, 0, internal.size};
+    si.begin_bit = o.begin_bit;
+    si.end_bit = o.end_bit;
+    si.descending = o.descending;
+    return si;
+  }
+
+  std::vector<Buffer*> scratch(bool with_values) {
+    std::vector<Buffer*> out = {&keys, &keys_temp, &internal};
+    if (with_values) {
+      out.push_back(&values);
+      out.push_back(&values_temp);
+    }
+    return out;
+  }
+
+  // Fills temps and internal with poison and every canary region with the canary pattern.
+  void recordPoison(uint32_t count, bool with_values) {
+    const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+    vk.vkCmdFillBuffer(cmd, keys_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
+    vk.vkCmdFillBuffer(cmd, internal.buffer, 0, VK_WHOLE_SIZE, kPoison);
+    if (with_values) vk.vkCmdFillBuffer(cmd, values_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
+    for (Buffer* b : scratch(with_values)) {
+      const VkDeviceSize used = b == &internal ? internal.size : bytes;
+      vk.vkCmdFillBuffer(cmd, b->buffer, used, kCanaryBytes, kCanary);
+    }
+  }
+
+  // Copies every canary region into staging after the sort's data.
+  void recordCanaryReadback(uint32_t count, bool with_values, VkDeviceSize staging_offset) {
+    const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+    VkDeviceSize at = staging_offset;
+    for (Buffer* b : scratch(with_values)) {
+      copy(b->buffer, b == &internal ? internal.size : bytes, staging.buffer, at, kCanaryBytes);
+      at += kCanaryBytes;
+    }
+  }
+
+  bool canariesIntact(bool with_values, VkDeviceSize staging_offset) const {
+    const auto* words = reinterpret_cast<const uint32_t*>(static_cast<const char*>(staging.mapped) + staging_offset);
+    const size_t n = (with_values ? 5 : 3) * kCanaryBytes / 4;
+    return std::all_of(words, words + n, [](uint32_t w) { return w == kCanary; });
+  }
+
+  double ticksToMs(uint64_t begin, uint64_t end) const {
+    return static_cast<double>(end - begin) * info.timestamp_period_ns * 1e-6;
+  }
+};
+
+std::vector<DeviceInfo> Context::listDevices(std::string* error) {
+  std::vector<DeviceInfo> out;
+  if (!initLoader(error)) return out;
+  Impl impl;
+  if (!impl.createInstance(error)) return out;
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(impl.instance, &n, nullptr);
+  std::vector<VkPhysicalDevice> devices(n);
+  vkEnumeratePhysicalDevices(impl.instance, &n, devices.data());
+  for (uint32_t i = 0; i < n; ++i) out.push_back(describe(devices[i], i));
+  return out;
+}
+
+std::unique_ptr<Context> Context::create(const ContextOptions& options, std::string* error) {
+  if (!initLoader(error)) return nullptr;
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->sink = options.on_message;
+  if (!impl->createInstance(error) || !impl->pickDevice(error) || !impl->createDevice(error)) return nullptr;
+  return std::unique_ptr<Context>(new Context(std::move(impl)));
+}
+
+Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Context::~Context() = default;
+
+const DeviceInfo& Context::device() const { return impl_->info; }
+const Sorter* Context::sorter() const { return impl_->sorter; }
+uint32_t Context::maxCount() const { return getSorterProperties(impl_->sorter).max_count; }
+
+bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
+                   std::string* error) {
+  Impl& m = *impl_;
+  if (!values.empty() && values.size() != keys.size()) {
+    if (error) *error = "There are " + std::to_string(values.size()) + " values for " + std::to_string(keys.size()) +
+                        " keys; give one value per key.";
+    return false;
+  }
+  if (keys.size() > maxCount()) {
+    if (error) *error = std::to_string(keys.size()) + " keys exceed this device's limit of " +
+                        std::to_string(maxCount()) + " keys per sort.";
+    return false;
+  }
+  const uint32_t count = static_cast<uint32_t>(keys.size());
+  const bool with_values = !values.empty();
+  const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+  if (!m.ensureCapacity(count, with_values, error) || !m.ensureQueries(2, error)) return false;
+  SortInfo si = m.sortInfo(count, with_values, options);
+  if (const char* why = validateSortInfo(m.sorter, si)) {
+    if (error) *error = why;
+    return false;
+  }
+  if (m.timestamps) {
+    si.timestamp_pool = m.queries;
+    si.first_query = 0;
+  }
+
+  std::memcpy(m.staging.mapped, keys.data(), bytes);
+  if (with_values) std::memcpy(static_cast<char*>(m.staging.mapped) + bytes, values.data(), bytes);
+  if (!m.begin(error)) return false;
+  if (m.timestamps) m.vk.vkCmdResetQueryPool(m.cmd, m.queries, 0, 2);
+  m.recordPoison(count, with_values);
+  m.copy(m.staging.buffer, 0, m.keys.buffer, 0, bytes);
+  if (with_values) m.copy(m.staging.buffer, bytes, m.values.buffer, 0, bytes);
+  m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  const SortResult result = cmdSort(m.sorter, m.cmd, si);
+  m.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+  m.copy(result.keys.buffer, 0, m.staging.buffer, 0, bytes);
+  if (with_values) m.copy(result.values.buffer, 0, m.staging.buffer, bytes, bytes);
+  m.recordCanaryReadback(count, with_values, 2 * bytes);
+  m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+  if (!m.submitAndWait(error)) return false;
+
+  std::memcpy(keys.data(), m.staging.mapped, bytes);
+  if (with_values) std::memcpy(values.data(), static_cast<char*>(m.staging.mapped) + bytes, bytes);
+  if (stats) {
+    stats->passes = result.passes;
+    stats->result_in_temp = result.in_temp;
+    stats->canaries_intact = m.canariesIntact(with_values, 2 * bytes);
+    stats->gpu_ms = -1;
+    if (m.timestamps) {
+      uint64_t ticks[2] = {};
+      if (m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+        stats->gpu_ms = m.ticksToMs(ticks[0], ticks[1]);
+    }
+  }
+  return true;
+}
+
+bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
+                        int repetitions, std::vector<double>* gpu_ms, std::string* error) {
+  Impl& m = *impl_;
+  if (!values.empty() && values.size() != keys.size()) {
+    if (error) *error = "Give one value per key.";
+    return false;
+  }
+  if (keys.size() > maxCount()) {
+    if (error) *error = "The count exceeds this device's limit.";
+    return false;
+  }
+  if (!m.timestamps) {
+    if (error) *error = "Device '" + m.info.name + "' has no timestamp queries on its compute queue.";
+    return false;
+  }
+  const uint32_t count = static_cast<uint32_t>(keys.size());
+  const bool with_values = !values.empty();
+  const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+  const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
+  if (!m.ensureCapacity(count, with_values, error) || !m.ensureQueries(2 * reps, error)) return false;
+  SortInfo si = m.sortInfo(count, with_values, options);
+  if (const char* why = validateSortInfo(m.sorter, si)) {
+    if (error) *error = why;
+    return false;
+  }
+  si.timestamp_pool = m.queries;
+
+  std::memcpy(m.staging.mapped, keys.data(), bytes);
+  if (with_values) std::memcpy(static_cast<char*>(m.staging.mapped) + bytes, values.data(), bytes);
+  if (!m.begin(error)) return false;
+  m.vk.vkCmdResetQueryPool(m.cmd, m.queries, 0, 2 * reps);
+  m.copy(m.staging.buffer, 0, m.pristine_keys.buffer, 0, bytes);
+  if (with_values) m.copy(m.staging.buffer, bytes, m.pristine_values.buffer, 0, bytes);
+  SortResult result{};
+  for (uint32_t r = 0; r < reps; ++r) {
+    // Restore the input; the previous sort (or upload) must be done with the buffers first.
+    m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    m.copy(m.pristine_keys.buffer, 0, m.keys.buffer, 0, bytes);
+    if (with_values) m.copy(m.pristine_values.buffer, 0, m.values.buffer, 0, bytes);
+    m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    si.first_query = 2 * r;
+    result = cmdSort(m.sorter, m.cmd, si);
+  }
+  m.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+  m.copy(result.keys.buffer, 0, m.staging.buffer, 0, bytes);
+  if (with_values) m.copy(result.values.buffer, 0, m.staging.buffer, bytes, bytes);
+  m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+  if (!m.submitAndWait(error)) return false;
+  std::memcpy(keys.data(), m.staging.mapped, bytes);
+  if (with_values) std::memcpy(values.data(), static_cast<char*>(m.staging.mapped) + bytes, bytes);
+
+  std::vector<uint64_t> ticks(2 * reps);
+  if (!check(m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, 2 * reps, ticks.size() * 8, ticks.data(), 8,
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+             "Reading timestamps", error))
+    return false;
+  gpu_ms->clear();
+  for (uint32_t r = 0; r < reps; ++r) gpu_ms->push_back(m.ticksToMs(ticks[2 * r], ticks[2 * r + 1]));
+  return true;
+}
+
+}  // namespace vren::radix

@@ -1,0 +1,29 @@
+// Tuning rows, kept apart from the algorithm: pick a row from device properties, then clamp it
+// to what the device allows.
+#pragma once
+
+#include <cstdint>
+
+#include <vulkan/vulkan.h>
+
+#include "vren_radix/vren_radix.h"
+
+namespace vren::radix::detail {
+
+struct DeviceLimits {
+  uint32_t vendor_id;
+  uint32_t max_workgroup_size_x;
+  uint32_t max_workgroup_invocations;
+  uint32_t max_shared_memory;
+  uint32_t min_subgroup_size;
+};
+
+TuningConfig defaultTuning(uint32_t vendor_id);
+
+// Shared memory of the scatter pass with values, the largest of the passes.
+uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values);
+
+// Rounds to powers of two and shrinks until the device can run it; tile <= 32768 keys.
+TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits);
+
+}  // namespace vren::radix::detail
