@@ -147,6 +147,7 @@ struct Context::Impl {
   VkQueryPool queries = VK_NULL_HANDLE;
   uint32_t query_capacity = 0;
   bool timestamps = false;
+  bool size_control = false;
   DeviceInfo info;
   VkPhysicalDeviceMemoryProperties memory{};
   Sorter* sorter = nullptr;
@@ -226,7 +227,7 @@ struct Context::Impl {
     }
     if (options.validation && options.synchronization_validation) *tail = &features;
     if (!check(vkCreateInstance(&instance_info, nullptr, &instance), "Creating the Vulkan instance", error)) return false;
-    volkLoadInstanceOnly(instance);
+    volkLoadInstance(instance);  // device-level globals go through the loader: usable by callers
     if (debug_utils && sink) {
       messenger_info.pNext = nullptr;  // the persistent messenger takes no validation features
       if (!check(vkCreateDebugUtilsMessengerEXT(instance, &messenger_info, nullptr, &messenger),
@@ -309,7 +310,7 @@ struct Context::Impl {
     VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     enable12.bufferDeviceAddress = VK_TRUE;
-    const bool size_control = vk13 && supported13.subgroupSizeControl && supported13.computeFullSubgroups;
+    size_control = vk13 && supported13.subgroupSizeControl && supported13.computeFullSubgroups;
     if (size_control) {
       enable13.subgroupSizeControl = VK_TRUE;
       enable13.computeFullSubgroups = VK_TRUE;
@@ -684,6 +685,79 @@ bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, co
   gpu_ms->clear();
   for (uint32_t r = 0; r < reps; ++r) gpu_ms->push_back(m.ticksToMs(ticks[2 * r], ticks[2 * r + 1]));
   return true;
+}
+
+}  // namespace vren::radix
+
+namespace vren::radix {
+
+VkInstance Context::instance() const { return impl_->instance; }
+VkPhysicalDevice Context::physicalDevice() const { return impl_->physical; }
+VkDevice Context::vkDevice() const { return impl_->device; }
+bool Context::subgroupSizeControlEnabled() const { return impl_->size_control; }
+
+bool Context::createBuffer(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible, GpuBuffer* out,
+                           std::string* error) {
+  Buffer b;
+  const VkBufferUsageFlags all = usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if (!impl_->allocate(b, std::max<VkDeviceSize>(size, 4), all, host_visible, error)) {
+    impl_->freeBuffer(b);
+    return false;
+  }
+  *out = {b.buffer, b.memory, size, b.mapped};
+  return true;
+}
+
+void Context::destroyBuffer(GpuBuffer* buffer) {
+  Buffer b{buffer->buffer, buffer->memory, buffer->size, buffer->mapped};
+  impl_->freeBuffer(b);
+  *buffer = {};
+}
+
+bool Context::submit(const std::function<void(VkCommandBuffer)>& record, std::string* error, double* gpu_ms) {
+  Impl& m = *impl_;
+  const bool timed = gpu_ms && m.timestamps;
+  if (gpu_ms) *gpu_ms = -1;
+  if (timed && !m.ensureQueries(2, error)) return false;
+  if (!m.begin(error)) return false;
+  if (timed) {
+    m.vk.vkCmdResetQueryPool(m.cmd, m.queries, 0, 2);
+    m.vk.vkCmdWriteTimestamp(m.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m.queries, 0);
+  }
+  record(m.cmd);
+  if (timed) m.vk.vkCmdWriteTimestamp(m.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m.queries, 1);
+  if (!m.submitAndWait(error)) return false;
+  if (timed) {
+    uint64_t ticks[2] = {};
+    if (!check(m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, 2, sizeof(ticks), ticks, 8,
+                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+               "Reading timestamps", error))
+      return false;
+    *gpu_ms = m.ticksToMs(ticks[0], ticks[1]);
+  }
+  return true;
+}
+
+bool Context::timeCopy(uint64_t bytes, int repetitions, std::vector<double>* gpu_ms, std::string* error) {
+  GpuBuffer src, dst;
+  if (!createBuffer(bytes, 0, false, &src, error)) return false;
+  if (!createBuffer(bytes, 0, false, &dst, error)) {
+    destroyBuffer(&src);
+    return false;
+  }
+  Impl& m = *impl_;
+  bool ok = submit([&](VkCommandBuffer cmd) { m.vk.vkCmdFillBuffer(cmd, src.buffer, 0, VK_WHOLE_SIZE, 0x12345678u); },
+                   error);
+  gpu_ms->clear();
+  for (int r = 0; ok && r < std::max(1, repetitions); ++r) {
+    double ms = 0;
+    ok = submit([&](VkCommandBuffer) { m.copy(src.buffer, 0, dst.buffer, 0, bytes); }, error, &ms);
+    gpu_ms->push_back(ms);
+  }
+  destroyBuffer(&src);
+  destroyBuffer(&dst);
+  return ok;
 }
 
 }  // namespace vren::radix

@@ -52,6 +52,14 @@ struct SortOptions {
   bool descending = false;
 };
 
+// A buffer made by Context::createBuffer: device-local, or host-visible and mapped.
+struct GpuBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  void* mapped = nullptr;  // host-visible buffers only
+};
+
 struct SortStats {
   double gpu_ms = 0;             // timestamps around the sort alone; negative if unavailable
   uint32_t passes = 0;
@@ -83,6 +91,23 @@ class Context {
   // receive the last sort's output.
   bool timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, int repetitions,
                  std::vector<double>* gpu_ms, std::string* error);
+
+  // Times a device-local copy of `bytes` bytes: the device's practical bandwidth ceiling.
+  bool timeCopy(uint64_t bytes, int repetitions, std::vector<double>* gpu_ms, std::string* error);
+
+  // Low-level access for code that records its own work next to the sorter's (renderer
+  // clients, tests, examples). Global vk* functions from <volk.h> are loaded for this device.
+  VkInstance instance() const;
+  VkPhysicalDevice physicalDevice() const;
+  VkDevice vkDevice() const;
+  bool subgroupSizeControlEnabled() const;  // subgroupSizeControl + computeFullSubgroups are on
+  // usage gets SHADER_DEVICE_ADDRESS and TRANSFER_SRC/DST added; memory can hold device addresses.
+  bool createBuffer(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible, GpuBuffer* out,
+                    std::string* error);
+  void destroyBuffer(GpuBuffer* buffer);
+  // Records `record` into a fresh command buffer, submits it and waits. If gpu_ms is given,
+  // timestamps around the recorded work measure it.
+  bool submit(const std::function<void(VkCommandBuffer)>& record, std::string* error, double* gpu_ms = nullptr);
 
  private:
   struct Impl;
