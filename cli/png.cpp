@@ -1,5 +1,6 @@
 #include "png.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

@@ -412,7 +412,7 @@ struct Context::Impl {
   }
 
   bool ensureCapacity(uint32_t count, bool with_values, std::string* error) {
-    if (count <= capacity && (!with_values || capacity_values)) return true;
+    if (keys.buffer && count <= capacity && (!with_values || capacity_values)) return true;
     vk.vkDeviceWaitIdle(device);
     const uint32_t want = std::max(count, capacity);
     const bool want_values = with_values || capacity_values;

@@ -15,7 +15,7 @@ namespace {
 
 using detail::PassConstants;
 
-constexpr uint32_t kScanWorkgroupSize = 256;
+constexpr uint32_t kMaxScanWorkgroupSize = 256;
 constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
@@ -189,8 +189,10 @@ bool inspectDevice(const SorterCreateInfo& info, detail::DeviceLimits& limits, u
   }
 
   limits.vendor_id = vendor_id;
-  limits.max_workgroup_size_x = l.maxComputeWorkGroupSize[0];
-  limits.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  limits.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
+  if (required_subgroup_size)
+    limits.max_workgroup_size =
+        std::min(limits.max_workgroup_size, required_subgroup_size * size_control.maxComputeWorkgroupSubgroups);
   limits.max_shared_memory = l.maxComputeSharedMemorySize;
   limits.min_subgroup_size = std::max(1u, min_subgroup);
   max_groups[0] = l.maxComputeWorkGroupCount[0];
@@ -259,10 +261,11 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   layout_info.pPushConstantRanges = &push_range;
   result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &s->layout);
 
-  const uint32_t scan_subgroups = std::max(1u, kScanWorkgroupSize / limits.min_subgroup_size);
+  const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(limits.max_workgroup_size));
+  const uint32_t scan_subgroups = std::max(1u, scan_size / limits.min_subgroup_size);
   const PipelineSpec specs[] = {
       {vren_radix_count_spv, sizeof(vren_radix_count_spv), tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1},
-      {vren_radix_scan_spv, sizeof(vren_radix_scan_spv), kScanWorkgroupSize, 1, scan_subgroups, 1},
+      {vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1, scan_subgroups, 1},
       {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,
        max_subgroups, 1},
       {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,

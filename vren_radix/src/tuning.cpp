@@ -13,13 +13,13 @@ constexpr uint32_t kMaxTileSize = 32768;  // keeps the packed 16-bit bin counter
 constexpr TuningConfig kDefault = {256, 8};  // fits 32 KiB of shared memory with values
 constexpr TuningConfig kNvidia = {256, 16};  // 48 KiB of shared memory: larger tiles, fewer counts to scan
 
+}  // namespace
+
 uint32_t floorPow2(uint32_t v) {
   uint32_t p = 1;
-  while (p * 2 <= v && p * 2 != 0) p *= 2;
+  while (p <= v / 2) p *= 2;
   return v == 0 ? 0 : p;
 }
-
-}  // namespace
 
 TuningConfig defaultTuning(uint32_t vendor_id) {
   return vendor_id == kVendorNvidia ? kNvidia : kDefault;
@@ -33,8 +33,7 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
 
 TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits) {
   const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
-  tuning.workgroup_size = floorPow2(std::min({std::max(tuning.workgroup_size, 32u), limits.max_workgroup_size_x,
-                                              limits.max_workgroup_invocations}));
+  tuning.workgroup_size = floorPow2(std::min(std::max(tuning.workgroup_size, 32u), limits.max_workgroup_size));
   tuning.workgroup_size = std::max(tuning.workgroup_size, std::min(min_subgroup, 32u));
   tuning.keys_per_thread = floorPow2(std::clamp(tuning.keys_per_thread, 1u, 64u));
   while (tuning.workgroup_size * tuning.keys_per_thread > kMaxTileSize && tuning.keys_per_thread > 1)

@@ -12,13 +12,15 @@ namespace vren::radix::detail {
 
 struct DeviceLimits {
   uint32_t vendor_id;
-  uint32_t max_workgroup_size_x;
-  uint32_t max_workgroup_invocations;
   uint32_t max_shared_memory;
   uint32_t min_subgroup_size;
+  uint32_t max_workgroup_size;  // all limits together, with a pinned subgroup size's
+                                 // maxComputeWorkgroupSubgroups bound included
 };
 
 TuningConfig defaultTuning(uint32_t vendor_id);
+
+uint32_t floorPow2(uint32_t v);
 
 // Shared memory of the scatter pass with values, the largest of the passes.
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values);

@@ -1,0 +1,120 @@
+#include "gpu_test.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include <doctest/doctest.h>
+
+namespace vren::radix::test {
+namespace {
+
+std::mutex g_mutex;
+std::vector<std::string> g_messages;
+
+void collect(const std::string& message) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_messages.push_back(message);
+}
+
+std::unique_ptr<Context> makeContext(const TuningConfig* tuning) {
+  ContextOptions options;
+  options.validation = true;
+  options.on_message = collect;
+  options.tuning = tuning;
+  std::string error;
+  auto ctx = Context::create(options, &error);
+  if (!ctx) {
+    std::fprintf(stderr, "Cannot create a validated Vulkan context: %s\n", error.c_str());
+    std::exit(1);
+  }
+  return ctx;
+}
+
+}  // namespace
+
+Context& context() {
+  static std::unique_ptr<Context> ctx = [] {
+    auto c = makeContext(nullptr);
+    const auto& d = c->device();
+    const auto props = getSorterProperties(c->sorter());
+    std::printf("device: %s (%s), subgroup size %u, tile %u keys\n", d.name.c_str(), d.driver.c_str(),
+                d.subgroup_size, props.tile_size);
+    // The suite runs once per subgroup size; make sure each run really got the one it asked for.
+    if (const char* expected = std::getenv("VREN_RADIX_TEST_EXPECT_SUBGROUP_SIZE")) {
+      if (std::strtoul(expected, nullptr, 10) != d.subgroup_size) {
+        std::fprintf(stderr, "Expected subgroup size %s but the device runs %u.\n", expected, d.subgroup_size);
+        std::exit(1);
+      }
+    }
+    return c;
+  }();
+  return *ctx;
+}
+
+Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread) {
+  static std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Context>> contexts;
+  auto& slot = contexts[{workgroup_size, keys_per_thread}];
+  if (!slot) {
+    const TuningConfig tuning{workgroup_size, keys_per_thread};
+    slot = makeContext(&tuning);
+  }
+  return *slot;
+}
+
+std::vector<std::string> takeValidationMessages() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return std::exchange(g_messages, {});
+}
+
+GpuTest::GpuTest() { takeValidationMessages(); }
+
+GpuTest::~GpuTest() {
+  for (const auto& m : takeValidationMessages()) FAIL_CHECK("validation: " << m);
+}
+
+const char* name(Distribution d) {
+  switch (d) {
+    case Distribution::kUniform: return "uniform";
+    case Distribution::kAndOfTwo: return "and-of-two";
+    case Distribution::kAllEqual: return "all-equal";
+    case Distribution::kAscending: return "ascending";
+    case Distribution::kDescending: return "descending";
+    case Distribution::kAllOnes: return "all-0xFFFFFFFF";
+    case Distribution::kLowBits: return "low-bits";
+  }
+  return "?";
+}
+
+std::vector<uint32_t> makeKeys(size_t count, Distribution d, std::mt19937& gen) {
+  std::vector<uint32_t> keys(count);
+  const uint32_t constant = gen();
+  for (size_t i = 0; i < count; ++i) {
+    switch (d) {
+      case Distribution::kUniform: keys[i] = gen(); break;
+      case Distribution::kAndOfTwo: keys[i] = gen() & gen(); break;
+      case Distribution::kAllEqual: keys[i] = constant; break;
+      case Distribution::kAscending: keys[i] = static_cast<uint32_t>(i * 7 + (constant & 0xFFFF)); break;
+      case Distribution::kDescending: keys[i] = static_cast<uint32_t>(0xFFFFFFF0u - i * 3); break;
+      case Distribution::kAllOnes: keys[i] = 0xFFFFFFFFu; break;
+      case Distribution::kLowBits: keys[i] = gen() & 0x7u; break;
+    }
+  }
+  return keys;
+}
+
+std::mt19937& rng() {
+  static std::mt19937 gen = [] {
+    uint32_t seed = static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    if (const char* s = std::getenv("VREN_RADIX_TEST_SEED")) seed = static_cast<uint32_t>(std::strtoul(s, nullptr, 10));
+    std::printf("random seed: %u (set VREN_RADIX_TEST_SEED to repeat)\n", seed);
+    return std::mt19937(seed);
+  }();
+  return gen;
+}
+
+}  // namespace vren::radix::test

@@ -1,0 +1,39 @@
+// Shared by the GPU test suites: one validated Context per process, and a fixture that fails a
+// test case if any validation message arrived while it ran.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vren_radix/context.h"
+
+namespace vren::radix::test {
+
+// Created on first use with VK_LAYER_KHRONOS_validation on. Aborts the run if it cannot be made.
+Context& context();
+
+// A context with a given tuning (e.g. tiny tiles, so that every size across two tiles is cheap).
+Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread);
+
+// Validation messages received since the last call.
+std::vector<std::string> takeValidationMessages();
+
+struct GpuTest {
+  GpuTest();
+  ~GpuTest();
+};
+
+enum class Distribution { kUniform, kAndOfTwo, kAllEqual, kAscending, kDescending, kAllOnes, kLowBits };
+const char* name(Distribution d);
+inline constexpr Distribution kAllDistributions[] = {
+    Distribution::kUniform,    Distribution::kAndOfTwo, Distribution::kAllEqual, Distribution::kAscending,
+    Distribution::kDescending, Distribution::kAllOnes,  Distribution::kLowBits};
+
+std::vector<uint32_t> makeKeys(size_t count, Distribution d, std::mt19937& rng);
+
+// A generator seeded from VREN_RADIX_TEST_SEED, else from the clock; the seed is logged.
+std::mt19937& rng();
+
+}  // namespace vren::radix::test
