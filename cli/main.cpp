@@ -28,9 +28,11 @@ const char* kUsageText =
     "  info                      list Vulkan devices and the limits that matter to the sort\n"
     "  sort --keys K --out-keys OK [--values V --out-values OV] [--device N]\n"
     "                            sort raw little-endian u32 files; values move with their keys (stable)\n"
-    "  demo [--count N] [--device N]\n"
+    "  demo [--count N] [--device N] [--tuning WxK] [--profile]\n"
     "                            sort N random keys and pairs (default 4194304), verify against\n"
-    "                            std::sort / std::stable_sort, and compare GPU and CPU times\n"
+    "                            std::sort / std::stable_sort, and compare GPU and CPU times;\n"
+    "                            --tuning runs W threads x K keys per workgroup, --profile adds\n"
+    "                            the GPU time of each count, scan and scatter dispatch\n"
     "\n"
     "options:\n"
     "  --device N                use Vulkan device N from `vren-radix info` (default: first discrete,\n"
@@ -154,9 +156,21 @@ double median(std::vector<double> v) {
 int runDemo(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   std::string error;
-  if (!parseFlags(argc, argv, {"--count", "--device"}, &flags, &error)) return usageError(error);
+  if (!parseFlags(argc, argv, {"--count", "--device", "--tuning", "--profile"}, &flags, &error))
+    return usageError(error);
   ContextOptions options;
   if (!deviceOption(flags, &options, &error)) return usageError(error);
+  vren::radix::TuningConfig tuning;
+  if (flags.count("--tuning")) {
+    const std::string& t = flags["--tuning"];
+    const size_t x = t.find('x');
+    uint64_t w = 0, k = 0;
+    if (x == std::string::npos || !parseUint(t.substr(0, x), 1024, &w) || !parseUint(t.substr(x + 1), 64, &k) || !w || !k)
+      return usageError("--tuning takes THREADSxKEYS, e.g. 256x16, not '" + t + "'.");
+    tuning = {static_cast<uint32_t>(w), static_cast<uint32_t>(k)};
+    options.tuning = &tuning;
+  }
+  const bool profile = flags.count("--profile") && flags["--profile"] != "0";
   uint64_t count = 1u << 22;
   if (flags.count("--count") && !parseUint(flags["--count"], UINT32_MAX, &count))
     return usageError("--count takes a number of keys up to 4294967295, not '" + flags["--count"] + "'.");
@@ -164,8 +178,9 @@ int runDemo(int argc, char** argv) {
   auto ctx = Context::create(options, &error);
   if (!ctx) return failure(error);
   const auto& d = ctx->device();
-  std::printf("device      %s (%s, %s), subgroup size %u\n", d.name.c_str(), d.type.c_str(), d.driver.c_str(),
-              d.subgroup_size);
+  const auto props = vren::radix::getSorterProperties(ctx->sorter());
+  std::printf("device      %s (%s, %s), subgroup size %u, tuning %ux%u\n", d.name.c_str(), d.type.c_str(),
+              d.driver.c_str(), d.subgroup_size, props.tuning.workgroup_size, props.tuning.keys_per_thread);
   if (count > ctx->maxCount()) return failure("--count exceeds this device's limit of " + std::to_string(ctx->maxCount()) + " keys.");
 
   std::mt19937 rng(20261121);
@@ -181,7 +196,9 @@ int runDemo(int argc, char** argv) {
       for (uint32_t i = 0; i < count; ++i) values[i] = i;
     }
     std::vector<double> gpu_ms;
-    if (!ctx->timeSorts(keys, values, {}, kRepetitions, &gpu_ms, &error)) return failure(error);
+    std::vector<std::vector<double>> steps;
+    if (!ctx->profileSorts(keys, values, {}, kRepetitions, &steps, &error)) return failure(error);
+    for (const auto& row : steps) gpu_ms.push_back(row.front());
 
     // CPU reference, timed.
     std::vector<uint32_t> ref_keys = input;
@@ -209,6 +226,18 @@ int runDemo(int argc, char** argv) {
                 pairs ? "pairs" : "keys", static_cast<unsigned long long>(count), pairs ? "keys + u32 values" : "keys",
                 ok ? "verified" : "MISMATCH", gpu, kRepetitions, count / gpu / 1e3,
                 pairs ? "std::stable_sort" : "std::sort", cpu_ms, cpu_ms / gpu);
+    if (profile) {
+      // Median per dispatch over the repetitions, summed per kind, and pass 0 in detail.
+      double per_kind[3] = {};
+      const size_t n_steps = steps.front().size() - 1;
+      for (size_t i = 0; i < n_steps; ++i) {
+        std::vector<double> column;
+        for (const auto& row : steps) column.push_back(row[1 + i]);
+        per_kind[i % 3] += median(column);
+      }
+      std::printf("            profile: count %.3f ms, scan %.3f ms, scatter %.3f ms over %zu passes\n",
+                  per_kind[0], per_kind[1], per_kind[2], n_steps / 3);
+    }
   }
   if (!all_ok) return failure("The GPU result did not match the CPU reference.");
   return kOk;

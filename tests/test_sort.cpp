@@ -1,6 +1,7 @@
 // The engine against std::stable_sort: sizes, distributions, pairs (stability), bit ranges,
 // descending order, scratch poisoning and canaries. Runs under the validation layer.
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 #include <doctest/doctest.h>
@@ -92,6 +93,19 @@ TEST_CASE_FIXTURE(GpuTest, "more than 2^20 keys") {
   const uint32_t n = (1u << 20) + 12345;
   checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
   checkSort(context(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
+}
+
+TEST_CASE_FIXTURE(GpuTest, "large counts on a real GPU") {
+  // Opt-in: lavapipe is too slow for these. VREN_RADIX_TEST_LARGE_LOG2=26 sorts 2^26 + 3 keys.
+  const char* env = std::getenv("VREN_RADIX_TEST_LARGE_LOG2");
+  if (!env) return;
+  const uint32_t log2 = static_cast<uint32_t>(std::strtoul(env, nullptr, 10));
+  REQUIRE(log2 >= 20);
+  REQUIRE(log2 <= 31);
+  const uint32_t n = (1u << log2) + 3;
+  checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+  checkSort(context(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
+  checkSort(context(), makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low-bits");
 }
 
 TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {

@@ -524,6 +524,9 @@ struct Context::Impl {
     return std::all_of(words, words + n, [](uint32_t w) { return w == kCanary; });
   }
 
+  bool timedSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, int repetitions,
+                  bool every_dispatch, std::vector<std::vector<double>>* out, std::string* error);
+
   double ticksToMs(uint64_t begin, uint64_t end) const {
     return static_cast<double>(end - begin) * info.timestamp_period_ns * 1e-6;
   }
@@ -623,12 +626,28 @@ bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const S
 
 bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                         int repetitions, std::vector<double>* gpu_ms, std::string* error) {
-  Impl& m = *impl_;
-  if (!values.empty() && values.size() != keys.size()) {
+  std::vector<std::vector<double>> steps;
+  if (!impl_->timedSorts(keys, values, options, repetitions, false, &steps, error)) return false;
+  gpu_ms->clear();
+  for (const auto& s : steps) gpu_ms->push_back(s.front());
+  return true;
+}
+
+bool Context::profileSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
+                           int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error) {
+  return impl_->timedSorts(keys, values, options, repetitions, true, step_ms, error);
+}
+
+bool Context::Impl::timedSorts(std::span<uint32_t> key_span, std::span<uint32_t> value_span,
+                               const SortOptions& sort_options,
+                               int repetitions, bool every_dispatch, std::vector<std::vector<double>>* out,
+                               std::string* error) {
+  Impl& m = *this;
+  if (!value_span.empty() && value_span.size() != key_span.size()) {
     if (error) *error = "Give one value per key.";
     return false;
   }
-  if (keys.size() > maxCount()) {
+  if (key_span.size() > getSorterProperties(sorter).max_count) {
     if (error) *error = "The count exceeds this device's limit.";
     return false;
   }
@@ -636,22 +655,25 @@ bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, co
     if (error) *error = "Device '" + m.info.name + "' has no timestamp queries on its compute queue.";
     return false;
   }
-  const uint32_t count = static_cast<uint32_t>(keys.size());
-  const bool with_values = !values.empty();
+  const uint32_t count = static_cast<uint32_t>(key_span.size());
+  const bool with_values = !value_span.empty();
   const VkDeviceSize bytes = VkDeviceSize{count} * 4;
   const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
-  if (!m.ensureCapacity(count, with_values, error) || !m.ensureQueries(2 * reps, error)) return false;
-  SortInfo si = m.sortInfo(count, with_values, options);
+  const uint32_t passes = count == 0 || sort_options.end_bit <= sort_options.begin_bit ? 0 : (sort_options.end_bit - sort_options.begin_bit + 3) / 4;
+  const uint32_t per_sort = every_dispatch ? 1 + 3 * passes : 2;
+  if (!m.ensureCapacity(count, with_values, error) || !m.ensureQueries(per_sort * reps, error)) return false;
+  SortInfo si = m.sortInfo(count, with_values, sort_options);
   if (const char* why = validateSortInfo(m.sorter, si)) {
     if (error) *error = why;
     return false;
   }
   si.timestamp_pool = m.queries;
+  si.timestamp_every_dispatch = every_dispatch;
 
-  std::memcpy(m.staging.mapped, keys.data(), bytes);
-  if (with_values) std::memcpy(static_cast<char*>(m.staging.mapped) + bytes, values.data(), bytes);
+  std::memcpy(m.staging.mapped, key_span.data(), bytes);
+  if (with_values) std::memcpy(static_cast<char*>(m.staging.mapped) + bytes, value_span.data(), bytes);
   if (!m.begin(error)) return false;
-  m.vk.vkCmdResetQueryPool(m.cmd, m.queries, 0, 2 * reps);
+  m.vk.vkCmdResetQueryPool(m.cmd, m.queries, 0, per_sort * reps);
   m.copy(m.staging.buffer, 0, m.pristine_keys.buffer, 0, bytes);
   if (with_values) m.copy(m.staging.buffer, bytes, m.pristine_values.buffer, 0, bytes);
   SortResult result{};
@@ -664,7 +686,7 @@ bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, co
     if (with_values) m.copy(m.pristine_values.buffer, 0, m.values.buffer, 0, bytes);
     m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    si.first_query = 2 * r;
+    si.first_query = per_sort * r;
     result = cmdSort(m.sorter, m.cmd, si);
   }
   m.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -674,16 +696,22 @@ bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, co
   m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_HOST_READ_BIT);
   if (!m.submitAndWait(error)) return false;
-  std::memcpy(keys.data(), m.staging.mapped, bytes);
-  if (with_values) std::memcpy(values.data(), static_cast<char*>(m.staging.mapped) + bytes, bytes);
+  std::memcpy(key_span.data(), m.staging.mapped, bytes);
+  if (with_values) std::memcpy(value_span.data(), static_cast<char*>(m.staging.mapped) + bytes, bytes);
 
-  std::vector<uint64_t> ticks(2 * reps);
-  if (!check(m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, 2 * reps, ticks.size() * 8, ticks.data(), 8,
+  std::vector<uint64_t> ticks(per_sort * reps);
+  if (!check(m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, per_sort * reps, ticks.size() * 8, ticks.data(), 8,
                                         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
              "Reading timestamps", error))
     return false;
-  gpu_ms->clear();
-  for (uint32_t r = 0; r < reps; ++r) gpu_ms->push_back(m.ticksToMs(ticks[2 * r], ticks[2 * r + 1]));
+  // Per repetition: the whole sort, then (every_dispatch) each dispatch.
+  out->clear();
+  for (uint32_t r = 0; r < reps; ++r) {
+    const uint64_t* t = &ticks[per_sort * r];
+    std::vector<double> row = {m.ticksToMs(t[0], t[per_sort - 1])};
+    for (uint32_t i = 1; every_dispatch && i < per_sort; ++i) row.push_back(m.ticksToMs(t[i - 1], t[i]));
+    out->push_back(row);
+  }
   return true;
 }
 

@@ -409,6 +409,11 @@ SortResult cmdSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info) {
   pc.count = info.count;
   pc.num_tiles = tileCount(s, info.count);
   pc.flags = info.descending ? VREN_RADIX_FLAG_DESCENDING : 0;
+  uint32_t query = info.first_query + 1;
+  auto stepDone = [&] {
+    if (info.timestamp_pool && info.timestamp_every_dispatch)
+      s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, query++);
+  };
   if (passes) beginLabel(s, cmd, "vren_radix sort");
   for (uint32_t p = 0; p < passes; ++p) {
     pc.shift = info.begin_bit + p * VREN_RADIX_DIGIT_BITS;
@@ -421,19 +426,22 @@ SortResult cmdSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info) {
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->count);
     dispatchTiles(s, cmd, pc.num_tiles);
+    stepDone();
     computeToComputeBarrier(s, cmd);
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
     s->fn.cmdDispatch(cmd, VREN_RADIX_BINS, 1, 1);
+    stepDone();
     computeToComputeBarrier(s, cmd);
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, with_values ? s->scatter_pairs : s->scatter_keys);
     dispatchTiles(s, cmd, pc.num_tiles);
+    stepDone();
     if (p + 1 < passes) computeToComputeBarrier(s, cmd);
   }
   if (passes) endLabel(s, cmd);
 
-  if (info.timestamp_pool)
+  if (info.timestamp_pool && !info.timestamp_every_dispatch)
     s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, info.first_query + 1);
   return result;
 }

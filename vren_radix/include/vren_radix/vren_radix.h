@@ -96,9 +96,12 @@ struct SortInfo {
   uint32_t begin_bit = 0;
   uint32_t end_bit = 32;
   bool descending = false;  // still stable: equal keys keep their input order
-  // Optional: two timestamps (first_query, first_query + 1) around the recorded passes.
+  // Optional: two timestamps (first_query, first_query + 1) around the recorded passes. With
+  // timestamp_every_dispatch, 1 + 3 * passes timestamps instead: the start, then one after each
+  // pass's count, scan and scatter dispatch (a profile of where the time goes).
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
+  bool timestamp_every_dispatch = false;
 };
 
 struct SortResult {
