@@ -6,51 +6,64 @@
 // of the totals of the lower bins, which completes the scan over the whole digit-major array:
 // offset(bin, tile) = sum of all counts before (bin, tile) in digit-major order.
 //
-// Each thread owns a contiguous segment of the row: it sums the segment, the workgroup scans
-// the thread sums (subgroup scan, then a scan of subgroup sums), and the thread rewrites its
-// segment as a running exclusive sum. Two barriers, whatever the row length.
+// The row is walked in chunks of WORKGROUP_SIZE * 4 counts, each thread taking 4 consecutive
+// counts: thread sums, a subgroup scan, a scan of the subgroup sums by the first subgroup, and
+// a carry from chunk to chunk.
 //
-// Shared memory: MAX_SUBGROUPS * 4 bytes.
+// Shared memory: MAX_SUBGROUPS * 4 + 4 bytes.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 
+const uint PER_THREAD = 4u;
+
 shared uint s_subgroup_prefix[MAX_SUBGROUPS];
+shared uint s_chunk_total;
 
 void main() {
   const uint bin = gl_WorkGroupID.x;
   const uint row = bin * pc.num_tiles;
-  const uint segment = (pc.num_tiles + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
-  const uint begin = min(ordered_thread() * segment, pc.num_tiles);
-  const uint end = min(begin + segment, pc.num_tiles);
+  const uint chunk = gl_WorkGroupSize.x * PER_THREAD;
+  uint carry = 0u;
 
-  // 1. Sum this thread's segment.
-  uint sum = 0u;
-  for (uint i = begin; i < end; ++i) sum += pc.counts.data[row + i];
-
-  // 2. Exclusive scan of the thread sums across the workgroup.
-  const uint in_subgroup = subgroupExclusiveAdd(sum);
-  const uint subgroup_sum = subgroupAdd(sum);
-  if (subgroupElect()) s_subgroup_prefix[gl_SubgroupID] = subgroup_sum;
-  barrier();  // subgroup sums visible to thread 0
-  if (gl_LocalInvocationIndex == 0u) {
-    uint running = 0u;
-    for (uint s = 0u; s < gl_NumSubgroups; ++s) {
-      const uint next = running + s_subgroup_prefix[s];
-      s_subgroup_prefix[s] = running;
-      running = next;
+  for (uint base = 0u; base < pc.num_tiles; base += chunk) {
+    // 1. Load 4 consecutive counts; sum them.
+    const uint first = base + ordered_thread() * PER_THREAD;
+    uint counts[PER_THREAD];
+    uint sum = 0u;
+    [[unroll]] for (uint i = 0u; i < PER_THREAD; ++i) {
+      counts[i] = first + i < pc.num_tiles ? pc.counts.data[row + first + i] : 0u;
+      sum += counts[i];
     }
-    pc.counts.data[BINS * pc.num_tiles + bin] = running;
-  }
-  barrier();  // subgroup prefixes visible to every thread
 
-  // 3. Rewrite the segment as exclusive offsets.
-  uint offset = s_subgroup_prefix[gl_SubgroupID] + in_subgroup;
-  for (uint i = begin; i < end; ++i) {
-    const uint count = pc.counts.data[row + i];
-    pc.counts.data[row + i] = offset;
-    offset += count;
+    // 2. Exclusive scan of the thread sums across the workgroup.
+    const uint in_subgroup = subgroupExclusiveAdd(sum);
+    const uint subgroup_sum = subgroupAdd(sum);
+    if (subgroupElect()) s_subgroup_prefix[gl_SubgroupID] = subgroup_sum;
+    barrier();  // subgroup sums visible to the first subgroup
+    if (gl_SubgroupID == 0u) {
+      uint running = 0u;
+      for (uint s0 = 0u; s0 < gl_NumSubgroups; s0 += gl_SubgroupSize) {
+        const uint s = s0 + gl_SubgroupInvocationID;
+        const uint value = s < gl_NumSubgroups ? s_subgroup_prefix[s] : 0u;
+        const uint prefix = running + subgroupExclusiveAdd(value);
+        if (s < gl_NumSubgroups) s_subgroup_prefix[s] = prefix;
+        running += subgroupAdd(value);
+      }
+      if (subgroupElect()) s_chunk_total = running;
+    }
+    barrier();  // subgroup prefixes and the chunk total visible to every thread
+
+    // 3. Write exclusive offsets; carry the chunk total into the next chunk.
+    uint offset = carry + s_subgroup_prefix[gl_SubgroupID] + in_subgroup;
+    [[unroll]] for (uint i = 0u; i < PER_THREAD; ++i) {
+      if (first + i < pc.num_tiles) pc.counts.data[row + first + i] = offset;
+      offset += counts[i];
+    }
+    carry += s_chunk_total;
+    barrier();  // everyone has read s_subgroup_prefix and s_chunk_total before the next chunk
   }
+  if (gl_LocalInvocationIndex == 0u) pc.counts.data[BINS * pc.num_tiles + bin] = carry;
 }

@@ -37,6 +37,8 @@ static_assert(offsetof(PassConstants, count) == 40, "PassConstants must match th
 }  // namespace vren::radix::detail
 #else
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ReadUints { uint data[]; };
+// The same memory read 16 bytes at a time; every buffer address is 16-byte aligned.
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ReadUvec4s { uvec4 data[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer WriteUints { uint data[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Uints { uint data[]; };
 

@@ -269,7 +269,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
       {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,
        max_subgroups, 1},
       {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,
-       max_subgroups, tile},
+       max_subgroups, tile + tile / 32},
   };
   VkPipeline* targets[] = {&s->count, &s->scan, &s->scatter_keys, &s->scatter_pairs};
   for (size_t i = 0; i < 4 && result == VK_SUCCESS; ++i)
@@ -304,6 +304,13 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
 
 uint32_t passCount(uint32_t begin_bit, uint32_t end_bit) {
   return end_bit > begin_bit ? divCeil(end_bit - begin_bit, VREN_RADIX_DIGIT_BITS) : 0;
+}
+
+VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r) {
+  if (!r.buffer) return 0;
+  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+  info.buffer = r.buffer;
+  return s->fn.getBufferDeviceAddress(s->device, &info) + r.offset;
 }
 
 bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
@@ -342,6 +349,9 @@ const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
     return "A values buffer is smaller than count * 4 bytes.";
   if (tooSmall(info.internal, internalSize(s, info.count)))
     return "The internal buffer is smaller than getMemoryRequirements() asks for this count.";
+  for (const BufferRange* r : {&info.keys, &info.keys_temp, &info.values, &info.values_temp, &info.internal})
+    if (r->buffer && addressOf(s, *r) % kAlignment)
+      return "A buffer's device address is not 16-byte aligned; bind its memory at a 16-byte aligned offset.";
   const BufferRange* data[] = {&info.keys, &info.keys_temp, &info.values, &info.values_temp};
   for (int i = 0; i < 4; ++i)
     for (int j = i + 1; j < 4; ++j)
@@ -354,12 +364,6 @@ const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
 
 namespace {
 
-VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r) {
-  if (!r.buffer) return 0;
-  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-  info.buffer = r.buffer;
-  return s->fn.getBufferDeviceAddress(s->device, &info) + r.offset;
-}
 
 // Orders one pass's shader writes before the next pass's shader reads and writes.
 void computeToComputeBarrier(const Sorter* s, VkCommandBuffer cmd) {

@@ -27,7 +27,8 @@ TuningConfig defaultTuning(uint32_t vendor_id) {
 
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values) {
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
-  const uint32_t tile_bytes = 4 * tile * (with_values ? 2 : 1) + (with_values ? 0 : 4);
+  const uint32_t padded = tile + tile / 32;  // one padding word every 32 (radix_scatter.comp)
+  const uint32_t tile_bytes = 4 * padded * (with_values ? 2 : 1) + (with_values ? 0 : 4);
   return tile_bytes + 32 * max_subgroups + 4 * VREN_RADIX_BINS * max_subgroups + 3 * 4 * VREN_RADIX_BINS;
 }
 
