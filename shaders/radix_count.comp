@@ -2,13 +2,15 @@
 // Radix pass, step 1 of 3: count each tile's keys per digit.
 //
 // Each workgroup owns one tile of WORKGROUP_SIZE * KEYS_PER_THREAD consecutive keys. Order does
-// not matter for counting, so threads read the tile in coalesced 16-byte loads, count their keys
-// in packed registers (see radix_common.glsl), subgroups sum them with subgroupAdd, and the
-// subgroup sums are added in shared memory. No atomics.
+// not matter for counting, so threads read the tile in coalesced 16-byte loads. For each key,
+// four subgroup ballots over the digit's bits give the lanes that share its bin; the lowest of
+// them adds their number to the subgroup's counter for that bin (distinct bins, distinct
+// counters: no contention). The subgroup counters are then summed per bin. No global atomics.
 // Output: counts[bin * num_tiles + tile], digit-major so that the scan pass makes them global.
 //
-// Shared memory: 2 * MAX_SUBGROUPS * 16 bytes (2 KiB for 64 subgroups).
+// Shared memory: MAX_SUBGROUPS * 64 bytes (4 KiB for 64 subgroups).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
@@ -17,8 +19,19 @@ layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 6
 
 const bool VECTOR_LOADS = KEYS_PER_THREAD % 4u == 0u;
 
-shared uvec4 s_subgroup_lo[MAX_SUBGROUPS];
-shared uvec4 s_subgroup_hi[MAX_SUBGROUPS];
+shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
+
+// Adds this lane's key to its subgroup's counter; lanes with counted == false only vote.
+void count_key(uint bin, bool counted, uint subgroup_bins) {
+  uvec4 peers = subgroupBallot(counted);
+  [[unroll]] for (uint b = 0u; b < VREN_RADIX_DIGIT_BITS; ++b) {
+    const bool set = ((bin >> b) & 1u) != 0u;
+    const uvec4 ballot = subgroupBallot(set);
+    peers &= set ? ballot : ~ballot;
+  }
+  if (counted && subgroupBallotExclusiveBitCount(peers) == 0u)
+    atomicAdd(s_subgroup_bins[subgroup_bins + bin], subgroupBallotBitCount(peers));
+}
 
 void main() {
   const uint tile = tile_index();
@@ -28,38 +41,31 @@ void main() {
   const uint tile_keys = min(tile_size, pc.count - tile_begin);
   const uint thread = gl_LocalInvocationIndex;
 
-  // 1. Count this thread's share of the tile.
-  uvec4 lo = uvec4(0u), hi = uvec4(0u);
+  // 1. Count this thread's share of the tile into the subgroup's counters.
+  const uint subgroup_bins = gl_SubgroupID * BINS;
+  for (uint b = gl_SubgroupInvocationID; b < BINS; b += gl_SubgroupSize) s_subgroup_bins[subgroup_bins + b] = 0u;
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // counters zeroed before the first add
   if (VECTOR_LOADS && tile_keys == tile_size) {
     ReadUvec4s keys4 = ReadUvec4s(pc.keys_in);
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
       const uvec4 k = keys4.data[tile_begin / 4u + i * gl_WorkGroupSize.x + thread];
-      add_to_bin(lo, hi, bin_of(k.x));
-      add_to_bin(lo, hi, bin_of(k.y));
-      add_to_bin(lo, hi, bin_of(k.z));
-      add_to_bin(lo, hi, bin_of(k.w));
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(k[j]), true, subgroup_bins);
     }
   } else {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const uint slot = i * gl_WorkGroupSize.x + thread;
-      if (slot < tile_keys) add_to_bin(lo, hi, bin_of(pc.keys_in.data[tile_begin + slot]));
+      const bool valid = slot < tile_keys;
+      count_key(valid ? bin_of(pc.keys_in.data[tile_begin + slot]) : 0u, valid, subgroup_bins);
     }
   }
-
-  // 2. Sum over the subgroup.
-  lo = subgroupAdd(lo);
-  hi = subgroupAdd(hi);
-  if (subgroupElect()) {
-    s_subgroup_lo[gl_SubgroupID] = lo;
-    s_subgroup_hi[gl_SubgroupID] = hi;
-  }
-  barrier();  // subgroup sums visible to the threads that add them up
+  barrier();  // every subgroup's counters visible to the per-bin threads
 
   // 3. Sum over the workgroup, one thread per bin.
   const uint bin = thread;
   if (bin < BINS) {
     uint total = 0u;
-    for (uint s = 0u; s < gl_NumSubgroups; ++s) total += bin_counter(s_subgroup_lo[s], s_subgroup_hi[s], bin);
+    for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_subgroup_bins[s * BINS + bin];
     pc.counts.data[bin * pc.num_tiles + tile] = total;
   }
 }

@@ -4,20 +4,26 @@
 // Same tiles as the count pass. A key's destination is
 //   digit_base[bin] + offsets[bin][tile]            (global: scan pass + lower bins' totals)
 //   + rank of the key among its tile's keys of that bin, in input order  (workgroup-local)
-// Ranks are stable because each thread owns KEYS_PER_THREAD consecutive keys and threads are
-// ranked in input order (ordered_thread): rank = keys of the bin in earlier subgroups
-// + in earlier lanes of this subgroup (subgroupExclusiveAdd) + earlier keys of this thread.
-// The tile is loaded with coalesced reads into shared memory, where each thread picks up its
-// consecutive keys; after ranking, the keys are sorted by bin inside the tile in shared memory,
-// so that the global writes of one bin come from consecutive threads to consecutive addresses.
 //
-// Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, P = T + T / 32, S = MAX_SUBGROUPS:
-//   s_keys        4 P      the tile: first as loaded (padded), then in bin order
-//   s_values      4 P      their values (VALUE_SLOTS = 1 when sorting keys only)
-//   s_subgroup_*  32 S     packed per-subgroup bin counts
-//   s_subgroup_base 64 S   per-subgroup start inside each bin
-//   s_bin_*       192      tile totals, tile-local starts, global destination bases
+// Ranking (warp-level multisplit): subgroup s owns the contiguous segment of SUBGROUP_SIZE *
+// KEYS_PER_THREAD keys starting at s * SUBGROUP_SIZE * KEYS_PER_THREAD, and walks it in
+// KEYS_PER_THREAD rounds of one coalesced key per lane. In each round, four ballots over the
+// digit's bits give each lane the mask of lanes holding the same bin (its peers); the peers
+// below it are its rank within the round, and the lowest peer records the round's count for the
+// bin. Rounds do not wait on each other: a scan over the rounds' counts afterwards turns them
+// into each round's start per bin, and a scan of the subgroup totals across subgroups makes the
+// ranks workgroup-wide. Every step follows input order, so the sort is stable.
+// The keys are then sorted by bin inside the tile in shared memory, so that the global writes
+// of one bin come from consecutive threads to consecutive addresses.
+//
+// Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS:
+//   s_keys            4 T     the tile in bin order
+//   s_values          4 T     their values (VALUE_SLOTS = 1 when sorting keys only)
+//   s_round_bins      64 S K  per-round bin counts of each subgroup, then each round's start
+//   s_subgroup_bins   64 S    per-subgroup bin counts, then each subgroup's start in each bin
+//   s_bin_*           192     tile totals, tile-local starts, global destination bases
 #extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
@@ -27,79 +33,86 @@ layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
-const bool VECTOR_LOADS = KEYS_PER_THREAD % 4u == 0u;
 
-shared uint s_keys[TILE_SIZE + TILE_SIZE / 32u];
+shared uint s_keys[TILE_SIZE];
 shared uint s_values[VALUE_SLOTS];
-shared uvec4 s_subgroup_lo[MAX_SUBGROUPS];
-shared uvec4 s_subgroup_hi[MAX_SUBGROUPS];
-shared uint s_subgroup_base[MAX_SUBGROUPS * BINS];
+shared uint s_round_bins[MAX_SUBGROUPS * KEYS_PER_THREAD * BINS];
+shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
 shared uint s_bin_total[BINS];
 shared uint s_bin_start[BINS];
 shared uint s_bin_destination[BINS];  // global index of tile slot 0 if it held this bin
 
-// One padding word every 32: a thread reading KEYS_PER_THREAD consecutive slots hits distinct banks.
-uint padded(uint slot) { return slot + (slot >> 5u); }
+// Lanes of this subgroup whose bin equals this lane's (bits past the subgroup size are junk;
+// the ballot bit counts ignore them).
+uvec4 peers_of(uint bin) {
+  uvec4 peers = uvec4(0xFFFFFFFFu);
+  [[unroll]] for (uint b = 0u; b < VREN_RADIX_DIGIT_BITS; ++b) {
+    const bool set = ((bin >> b) & 1u) != 0u;
+    const uvec4 ballot = subgroupBallot(set);
+    peers &= set ? ballot : ~ballot;
+  }
+  return peers;
+}
 
 void main() {
   const uint tile = tile_index();
   if (tile >= pc.num_tiles) return;  // uniform per workgroup: the 2D grid's overhang
   const uint tile_begin = tile * TILE_SIZE;
   const uint tile_keys = min(TILE_SIZE, pc.count - tile_begin);
-
-  // 1. Stage the tile in shared memory with coalesced loads. Slots past the end hold no key.
   const uint thread = gl_LocalInvocationIndex;
-  if (VECTOR_LOADS && tile_keys == TILE_SIZE) {
-    ReadUvec4s keys4 = ReadUvec4s(pc.keys_in);
-    ReadUvec4s values4 = ReadUvec4s(pc.values_in);
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
-      const uint quad = i * gl_WorkGroupSize.x + thread;
-      const uvec4 k = keys4.data[tile_begin / 4u + quad];
-      [[unroll]] for (uint j = 0u; j < 4u; ++j) s_keys[padded(4u * quad + j)] = k[j];
-      if (WITH_VALUES) {
-        const uvec4 v = values4.data[tile_begin / 4u + quad];
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) s_values[padded(4u * quad + j)] = v[j];
-      }
-    }
-  } else {
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-      const uint slot = i * gl_WorkGroupSize.x + thread;
-      s_keys[padded(slot)] = slot < tile_keys ? pc.keys_in.data[tile_begin + slot] : 0xFFFFFFFFu;
-      if (WITH_VALUES) s_values[padded(slot)] = slot < tile_keys ? pc.values_in.data[tile_begin + slot] : 0u;
-    }
-  }
-  barrier();  // the staged tile is visible to every thread
+  const uint subgroup_bins = gl_SubgroupID * BINS;
 
-  // Each thread takes KEYS_PER_THREAD consecutive keys and counts them per bin. Slots past the
-  // end get the last bin, so they land behind every real key of the tile and are never written.
-  const uint first = ordered_thread() * KEYS_PER_THREAD;
+  // 1. Rank each key within its round, and count each round's keys per bin.
+  const uint round_bins = gl_SubgroupID * KEYS_PER_THREAD * BINS;
+  for (uint j = gl_SubgroupInvocationID; j < KEYS_PER_THREAD * BINS; j += gl_SubgroupSize) s_round_bins[round_bins + j] = 0u;
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // round counters zeroed before any round records its counts
+
+  const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
   uint keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
-  uvec4 lo = uvec4(0u), hi = uvec4(0u);
+  uint ranks[KEYS_PER_THREAD];
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    keys[i] = s_keys[padded(first + i)];
-    if (WITH_VALUES) values[i] = s_values[padded(first + i)];
-    add_to_bin(lo, hi, first + i < tile_keys ? bin_of(keys[i]) : PADDING_BIN);
+    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+    const bool valid = slot < tile_keys;
+    keys[i] = valid ? pc.keys_in.data[tile_begin + slot] : 0xFFFFFFFFu;
+    if (WITH_VALUES) values[i] = valid ? pc.values_in.data[tile_begin + slot] : 0u;
+    // Slots past the end take the last bin: behind every real key of the tile, never written.
+    const uint bin = valid ? bin_of(keys[i]) : PADDING_BIN;
+    const uvec4 peers = peers_of(bin);
+    ranks[i] = subgroupBallotExclusiveBitCount(peers);
+    if (ranks[i] == 0u) s_round_bins[round_bins + i * BINS + bin] = subgroupBallotBitCount(peers);
   }
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // every round's counts recorded
 
-  // 2. Rank threads within the subgroup; publish subgroup totals.
-  uvec4 rank_lo = subgroupExclusiveAdd(lo);
-  uvec4 rank_hi = subgroupExclusiveAdd(hi);
-  lo = subgroupAdd(lo);
-  hi = subgroupAdd(hi);
-  if (subgroupElect()) {
-    s_subgroup_lo[gl_SubgroupID] = lo;
-    s_subgroup_hi[gl_SubgroupID] = hi;
+  // 2. Per bin, scan over the rounds: each round's start within the subgroup's segment.
+  for (uint b = gl_SubgroupInvocationID; b < BINS; b += gl_SubgroupSize) {
+    uint running = 0u;
+    for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      const uint count = s_round_bins[round_bins + i * BINS + b];
+      s_round_bins[round_bins + i * BINS + b] = running;
+      running += count;
+    }
+    s_subgroup_bins[subgroup_bins + b] = running;
   }
-  barrier();  // subgroup totals visible to the per-bin threads; every thread is done reading the staged tile
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // round starts visible to the whole subgroup
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+    const uint bin = slot < tile_keys ? bin_of(keys[i]) : PADDING_BIN;
+    ranks[i] += s_round_bins[round_bins + i * BINS + bin];
+  }
+  barrier();  // every subgroup's bin counts visible to the per-bin threads
 
   // 3. Per bin: each subgroup's start inside the bin, and the tile's bin totals.
-  const uint lane_bin = gl_LocalInvocationIndex;
+  const uint lane_bin = thread;
   if (lane_bin < BINS) {
     uint running = 0u;
     for (uint s = 0u; s < gl_NumSubgroups; ++s) {
-      s_subgroup_base[s * BINS + lane_bin] = running;
-      running += bin_counter(s_subgroup_lo[s], s_subgroup_hi[s], lane_bin);
+      const uint count = s_subgroup_bins[s * BINS + lane_bin];
+      s_subgroup_bins[s * BINS + lane_bin] = running;
+      running += count;
     }
     s_bin_total[lane_bin] = running;
   }
@@ -121,9 +134,9 @@ void main() {
 
   // 5. Sort the tile by bin in shared memory.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint bin = first + i < tile_keys ? bin_of(keys[i]) : PADDING_BIN;
-    const uint local = s_bin_start[bin] + s_subgroup_base[gl_SubgroupID * BINS + bin] + bin_counter(rank_lo, rank_hi, bin);
-    add_to_bin(rank_lo, rank_hi, bin);
+    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+    const uint bin = slot < tile_keys ? bin_of(keys[i]) : PADDING_BIN;
+    const uint local = s_bin_start[bin] + s_subgroup_bins[subgroup_bins + bin] + ranks[i];
     s_keys[local] = keys[i];
     if (WITH_VALUES) s_values[local] = values[i];
   }

@@ -15,7 +15,7 @@ namespace {
 
 using detail::PassConstants;
 
-constexpr uint32_t kMaxScanWorkgroupSize = 256;
+constexpr uint32_t kMaxScanWorkgroupSize = 1024;
 constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
@@ -269,7 +269,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
       {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,
        max_subgroups, 1},
       {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,
-       max_subgroups, tile + tile / 32},
+       max_subgroups, tile},
   };
   VkPipeline* targets[] = {&s->count, &s->scan, &s->scatter_keys, &s->scatter_pairs};
   for (size_t i = 0; i < 4 && result == VK_SUCCESS; ++i)

@@ -11,7 +11,9 @@ constexpr uint32_t kVendorNvidia = 0x10DE;
 constexpr uint32_t kMaxTileSize = 32768;  // keeps the packed 16-bit bin counters from overflowing
 
 constexpr TuningConfig kDefault = {256, 8};  // fits 32 KiB of shared memory with values
-constexpr TuningConfig kNvidia = {256, 16};  // 48 KiB of shared memory: larger tiles, fewer counts to scan
+// H200, 2^26 uniform u32: keys 4.01 ms / pairs 5.43 ms with 256x4, against 5.42 / 7.78 ms with
+// 256x8 and 7.42 / 8.12 ms with 512x8 (bench/RESULTS.md, 2026-11-22, tuning sweep).
+constexpr TuningConfig kNvidia = {256, 4};
 
 }  // namespace
 
@@ -27,9 +29,9 @@ TuningConfig defaultTuning(uint32_t vendor_id) {
 
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values) {
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
-  const uint32_t padded = tile + tile / 32;  // one padding word every 32 (radix_scatter.comp)
-  const uint32_t tile_bytes = 4 * padded * (with_values ? 2 : 1) + (with_values ? 0 : 4);
-  return tile_bytes + 32 * max_subgroups + 4 * VREN_RADIX_BINS * max_subgroups + 3 * 4 * VREN_RADIX_BINS;
+  const uint32_t tile_bytes = 4 * tile * (with_values ? 2 : 1) + (with_values ? 0 : 4);
+  const uint32_t rank_bytes = 4 * VREN_RADIX_BINS * max_subgroups * (tuning.keys_per_thread + 1);
+  return tile_bytes + rank_bytes + 3 * 4 * VREN_RADIX_BINS;
 }
 
 TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits) {
