@@ -1,14 +1,10 @@
-// Helpers shared by the radix passes.
-//
-// Per-thread digit histograms live in registers as sixteen 16-bit counters packed into two uvec4:
-// bin b is component (b >> 1) & 3 of `lo` (b < 8) or `hi` (b >= 8), at bit (b & 1) * 16.
-// A tile holds at most 32768 keys, so no counter, prefix or local position overflows 16 bits,
-// and subgroup adds over the packed words never carry between counters.
+// Helpers shared by the radix passes: the state block, key access for 32- and 64-bit keys
+// (VREN_RADIX_KEY64 selects the latter at compile time), and the digit of a key.
 
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 
 #include "radix_shared.h"
 
@@ -16,30 +12,60 @@ const uint BINS = VREN_RADIX_BINS;
 // Bin of the tile slots past the last key: the last bin, so they sort behind every real key.
 const uint PADDING_BIN = BINS - 1u;
 
-// Tiles may be dispatched as a 2D grid when there are more than maxComputeWorkGroupCount[0].
-uint tile_index() {
-  return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-}
+uint state(uint word) { return pc.internal.data[word]; }
+uint element_count() { return state(VREN_RADIX_STATE_COUNT); }
+uint tile_count() { return state(VREN_RADIX_STATE_TILES); }
+// Which ping-pong buffer (0: the caller's, 1: temp) holds the input of pass p.
+uint parity(uint p) { return state(VREN_RADIX_STATE_PARITY + p); }
+uint counts_at(uint bin, uint tile) { return VREN_RADIX_STATE_WORDS + bin * tile_count() + tile; }
 
 // The thread's place in input order: subgroup-major, so a subgroup scan ranks threads in order
 // without assuming how the driver maps gl_LocalInvocationIndex to subgroups.
-uint ordered_thread() {
-  return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-}
+uint ordered_thread() { return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID; }
 
-uint bin_of(uint key) {
-  uint digit = (key >> pc.shift) & pc.digit_mask;
+// Tiles may be dispatched as a 2D grid when there are more than maxComputeWorkGroupCount[0].
+uint tile_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
+
+#ifdef VREN_RADIX_KEY64
+#define Key uvec2
+const Key NO_KEY = uvec2(0xFFFFFFFFu);
+Key load_key(Uints keys_buffer, uint i) { return uvec2(keys_buffer.data[2u * i], keys_buffer.data[2u * i + 1u]); }
+void store_key(Uints keys_buffer, uint i, Key key) {
+  keys_buffer.data[2u * i] = key.x;
+  keys_buffer.data[2u * i + 1u] = key.y;
+}
+// The key's bits from `shift` upwards (a digit may straddle the two words).
+uint bits_from(Key key, uint shift) {
+  if (shift >= 32u) return key.y >> (shift - 32u);
+  return shift == 0u ? key.x : (key.x >> shift) | (key.y << (32u - shift));
+}
+#else
+#define Key uint
+const Key NO_KEY = 0xFFFFFFFFu;
+Key load_key(Uints keys_buffer, uint i) { return keys_buffer.data[i]; }
+void store_key(Uints keys_buffer, uint i, Key key) { keys_buffer.data[i] = key; }
+// Signed and float keys are ordered through a bijection to unsigned order, applied on the fly:
+// stored keys are never changed, so no pass needs to transform them back.
+uint bits_from(Key key, uint shift) {
+  if ((pc.flags & VREN_RADIX_FLAG_SIGNED) != 0u) key ^= 0x80000000u;
+  if ((pc.flags & VREN_RADIX_FLAG_FLOAT) != 0u) key ^= (key >> 31u) != 0u ? 0xFFFFFFFFu : 0x80000000u;
+  return key >> shift;
+}
+#endif
+
+uint bin_of(Key key) {
+  const uint digit = bits_from(key, pc.shift) & pc.digit_mask;
   return (pc.flags & VREN_RADIX_FLAG_DESCENDING) != 0u ? pc.digit_mask - digit : digit;
 }
 
-void add_to_bin(inout uvec4 lo, inout uvec4 hi, uint bin) {
-  uvec4 one = uvec4(equal(uvec4((bin >> 1u) & 3u), uvec4(0u, 1u, 2u, 3u))) << ((bin & 1u) * 16u);
-  bool low_half = bin < 8u;
-  lo += low_half ? one : uvec4(0u);
-  hi += low_half ? uvec4(0u) : one;
-}
-
-uint bin_counter(uvec4 lo, uvec4 hi, uint bin) {
-  uint word = bin < 8u ? lo[(bin >> 1u) & 3u] : hi[(bin >> 1u) & 3u];
-  return (word >> ((bin & 1u) * 16u)) & 0xFFFFu;
+// Lanes of this subgroup whose bin equals this lane's, among the lanes that vote (bits past the
+// subgroup size are junk; the ballot bit counts ignore them).
+uvec4 peers_of(uint bin, bool votes) {
+  uvec4 peers = subgroupBallot(votes);
+  [[unroll]] for (uint b = 0u; b < VREN_RADIX_DIGIT_BITS; ++b) {
+    const bool set = ((bin >> b) & 1u) != 0u;
+    const uvec4 ballot = subgroupBallot(set);
+    peers &= set ? ballot : ~ballot;
+  }
+  return peers;
 }

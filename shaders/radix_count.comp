@@ -2,44 +2,47 @@
 // Radix pass, step 1 of 3: count each tile's keys per digit.
 //
 // Each workgroup owns one tile of WORKGROUP_SIZE * KEYS_PER_THREAD consecutive keys. Order does
-// not matter for counting, so threads read the tile in coalesced 16-byte loads. For each key,
-// four subgroup ballots over the digit's bits give the lanes that share its bin; the lowest of
-// them adds their number to the subgroup's counter for that bin (distinct bins, distinct
-// counters: no contention). The subgroup counters are then summed per bin. No global atomics.
+// not matter for counting, so threads read the tile in coalesced (16-byte, for full tiles of
+// 32-bit keys) loads. For each key, four subgroup ballots over the digit's bits give the lanes
+// that share its bin; the lowest of them adds their number to the subgroup's counter for that
+// bin (distinct bins, distinct counters: no contention). The subgroup counters are then summed
+// per bin. No global atomics.
 // Output: counts[bin * num_tiles + tile], digit-major so that the scan pass makes them global.
+// Tile 0 also presets the next pass's input parity (flipped: this pass will scatter); the scan
+// pass undoes that when it finds the pass can be skipped.
 //
-// Shared memory: MAX_SUBGROUPS * 64 bytes (4 KiB for 64 subgroups).
+// Shared memory: MAX_SUBGROUPS * 64 bytes.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_KHR_shader_subgroup_ballot : require
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD = 8;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 
+#ifdef VREN_RADIX_KEY64
+const bool VECTOR_LOADS = false;
+#else
 const bool VECTOR_LOADS = KEYS_PER_THREAD % 4u == 0u;
+#endif
 
 shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
 
-// Adds this lane's key to its subgroup's counter; lanes with counted == false only vote.
 void count_key(uint bin, bool counted, uint subgroup_bins) {
-  uvec4 peers = subgroupBallot(counted);
-  [[unroll]] for (uint b = 0u; b < VREN_RADIX_DIGIT_BITS; ++b) {
-    const bool set = ((bin >> b) & 1u) != 0u;
-    const uvec4 ballot = subgroupBallot(set);
-    peers &= set ? ballot : ~ballot;
-  }
+  const uvec4 peers = peers_of(bin, counted);
   if (counted && subgroupBallotExclusiveBitCount(peers) == 0u)
     atomicAdd(s_subgroup_bins[subgroup_bins + bin], subgroupBallotBitCount(peers));
 }
 
 void main() {
   const uint tile = tile_index();
-  if (tile >= pc.num_tiles) return;  // uniform per workgroup: the 2D grid's overhang
+  const uint tiles = tile_count();
+  if (tile >= tiles) return;  // uniform per workgroup: the 2D grid's overhang
   const uint tile_size = gl_WorkGroupSize.x * KEYS_PER_THREAD;
   const uint tile_begin = tile * tile_size;
-  const uint tile_keys = min(tile_size, pc.count - tile_begin);
+  const uint tile_keys = min(tile_size, element_count() - tile_begin);
   const uint thread = gl_LocalInvocationIndex;
+  const uint input_parity = parity(pc.pass);
+  if (tile == 0u && thread == 0u) pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = input_parity ^ 1u;
 
   // 1. Count this thread's share of the tile into the subgroup's counters.
   const uint subgroup_bins = gl_SubgroupID * BINS;
@@ -47,25 +50,25 @@ void main() {
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // counters zeroed before the first add
   if (VECTOR_LOADS && tile_keys == tile_size) {
-    ReadUvec4s keys4 = ReadUvec4s(pc.keys_in);
+    Uvec4s keys4 = Uvec4s(pc.keys[input_parity]);
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
       const uvec4 k = keys4.data[tile_begin / 4u + i * gl_WorkGroupSize.x + thread];
-      [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(k[j]), true, subgroup_bins);
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(Key(k[j])), true, subgroup_bins);
     }
   } else {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const uint slot = i * gl_WorkGroupSize.x + thread;
       const bool valid = slot < tile_keys;
-      count_key(valid ? bin_of(pc.keys_in.data[tile_begin + slot]) : 0u, valid, subgroup_bins);
+      count_key(valid ? bin_of(load_key(pc.keys[input_parity], tile_begin + slot)) : 0u, valid, subgroup_bins);
     }
   }
   barrier();  // every subgroup's counters visible to the per-bin threads
 
-  // 3. Sum over the workgroup, one thread per bin.
+  // 2. Sum over the workgroup, one thread per bin.
   const uint bin = thread;
   if (bin < BINS) {
     uint total = 0u;
     for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_subgroup_bins[s * BINS + bin];
-    pc.counts.data[bin * pc.num_tiles + tile] = total;
+    pc.internal.data[counts_at(bin, tile)] = total;
   }
 }

@@ -2,9 +2,11 @@
 // Radix pass, step 2 of 3: global exclusive scan of the digit-major tile counts.
 //
 // One workgroup per bin scans that bin's row of num_tiles counts in place and writes the bin's
-// total after the rows (counts[BINS * num_tiles + bin]). The scatter pass adds the exclusive sum
-// of the totals of the lower bins, which completes the scan over the whole digit-major array:
+// total to the state block. The scatter pass adds the exclusive sum of the totals of the lower
+// bins, which completes the scan over the whole digit-major array:
 // offset(bin, tile) = sum of all counts before (bin, tile) in digit-major order.
+// A bin holding every key means the pass would not move anything: its workgroup marks the pass
+// as skipped by keeping the next pass's input where this pass's input is.
 //
 // The row is walked in chunks of WORKGROUP_SIZE * 4 counts, each thread taking 4 consecutive
 // counts: thread sums, a subgroup scan, a scan of the subgroup sums by the first subgroup, and
@@ -12,6 +14,7 @@
 //
 // Shared memory: MAX_SUBGROUPS * 4 + 4 bytes.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
@@ -24,17 +27,18 @@ shared uint s_chunk_total;
 
 void main() {
   const uint bin = gl_WorkGroupID.x;
-  const uint row = bin * pc.num_tiles;
+  const uint tiles = tile_count();
+  const uint row = counts_at(bin, 0u);
   const uint chunk = gl_WorkGroupSize.x * PER_THREAD;
   uint carry = 0u;
 
-  for (uint base = 0u; base < pc.num_tiles; base += chunk) {
+  for (uint base = 0u; base < tiles; base += chunk) {
     // 1. Load 4 consecutive counts; sum them.
     const uint first = base + ordered_thread() * PER_THREAD;
     uint counts[PER_THREAD];
     uint sum = 0u;
     [[unroll]] for (uint i = 0u; i < PER_THREAD; ++i) {
-      counts[i] = first + i < pc.num_tiles ? pc.counts.data[row + first + i] : 0u;
+      counts[i] = first + i < tiles ? pc.internal.data[row + first + i] : 0u;
       sum += counts[i];
     }
 
@@ -59,11 +63,16 @@ void main() {
     // 3. Write exclusive offsets; carry the chunk total into the next chunk.
     uint offset = carry + s_subgroup_prefix[gl_SubgroupID] + in_subgroup;
     [[unroll]] for (uint i = 0u; i < PER_THREAD; ++i) {
-      if (first + i < pc.num_tiles) pc.counts.data[row + first + i] = offset;
+      if (first + i < tiles) pc.internal.data[row + first + i] = offset;
       offset += counts[i];
     }
     carry += s_chunk_total;
     barrier();  // everyone has read s_subgroup_prefix and s_chunk_total before the next chunk
   }
-  if (gl_LocalInvocationIndex == 0u) pc.counts.data[BINS * pc.num_tiles + bin] = carry;
+  if (gl_LocalInvocationIndex == 0u) {
+    pc.internal.data[VREN_RADIX_STATE_TOTALS + bin] = carry;
+    const uint count = element_count();
+    if (carry == count && count != 0u && (pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u)
+      pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = parity(pc.pass);
+  }
 }

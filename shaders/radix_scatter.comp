@@ -15,15 +15,15 @@
 // ranks workgroup-wide. Every step follows input order, so the sort is stable.
 // The keys are then sorted by bin inside the tile in shared memory, so that the global writes
 // of one bin come from consecutive threads to consecutive addresses.
+// A pass the scan marked as skipped (one bin holds every key) returns at once.
 //
-// Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS:
-//   s_keys            4 T     the tile in bin order
-//   s_values          4 T     their values (VALUE_SLOTS = 1 when sorting keys only)
-//   s_round_bins      64 S K  per-round bin counts of each subgroup, then each round's start
-//   s_subgroup_bins   64 S    per-subgroup bin counts, then each subgroup's start in each bin
-//   s_bin_*           192     tile totals, tile-local starts, global destination bases
+// Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
+//   s_keys            4 W T    the tile in bin order
+//   s_values          4 T      their values (VALUE_SLOTS = 1 when sorting keys only)
+//   s_round_bins      64 S K   per-round bin counts of each subgroup, then each round's start
+//   s_subgroup_bins   64 S     per-subgroup bin counts, then each subgroup's start in each bin
+//   s_bin_*           128      tile-local starts, global destination bases
 #extension GL_GOOGLE_include_directive : require
-#extension GL_KHR_shader_subgroup_ballot : require
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
@@ -34,33 +34,24 @@ layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
 
-shared uint s_keys[TILE_SIZE];
+shared Key s_keys[TILE_SIZE];
 shared uint s_values[VALUE_SLOTS];
 shared uint s_round_bins[MAX_SUBGROUPS * KEYS_PER_THREAD * BINS];
 shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
-shared uint s_bin_total[BINS];
 shared uint s_bin_start[BINS];
 shared uint s_bin_destination[BINS];  // global index of tile slot 0 if it held this bin
 
-// Lanes of this subgroup whose bin equals this lane's (bits past the subgroup size are junk;
-// the ballot bit counts ignore them).
-uvec4 peers_of(uint bin) {
-  uvec4 peers = uvec4(0xFFFFFFFFu);
-  [[unroll]] for (uint b = 0u; b < VREN_RADIX_DIGIT_BITS; ++b) {
-    const bool set = ((bin >> b) & 1u) != 0u;
-    const uvec4 ballot = subgroupBallot(set);
-    peers &= set ? ballot : ~ballot;
-  }
-  return peers;
-}
-
 void main() {
   const uint tile = tile_index();
-  if (tile >= pc.num_tiles) return;  // uniform per workgroup: the 2D grid's overhang
+  if (tile >= tile_count()) return;  // uniform per workgroup: the 2D grid's overhang
+  const uint source = parity(pc.pass);
+  if (parity(pc.pass + 1u) == source) return;  // skipped: every key has the same digit
+  const uint destination = source ^ 1u;
   const uint tile_begin = tile * TILE_SIZE;
-  const uint tile_keys = min(TILE_SIZE, pc.count - tile_begin);
+  const uint tile_keys = min(TILE_SIZE, element_count() - tile_begin);
   const uint thread = gl_LocalInvocationIndex;
   const uint subgroup_bins = gl_SubgroupID * BINS;
+  const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
 
   // 1. Rank each key within its round, and count each round's keys per bin.
   const uint round_bins = gl_SubgroupID * KEYS_PER_THREAD * BINS;
@@ -69,17 +60,17 @@ void main() {
   subgroupBarrier();  // round counters zeroed before any round records its counts
 
   const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
-  uint keys[KEYS_PER_THREAD];
+  Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
   uint ranks[KEYS_PER_THREAD];
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
     const bool valid = slot < tile_keys;
-    keys[i] = valid ? pc.keys_in.data[tile_begin + slot] : 0xFFFFFFFFu;
-    if (WITH_VALUES) values[i] = valid ? pc.values_in.data[tile_begin + slot] : 0u;
+    keys[i] = valid ? load_key(pc.keys[source], tile_begin + slot) : NO_KEY;
+    if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (valid ? pc.values[source].data[tile_begin + slot] : 0u);
     // Slots past the end take the last bin: behind every real key of the tile, never written.
     const uint bin = valid ? bin_of(keys[i]) : PADDING_BIN;
-    const uvec4 peers = peers_of(bin);
+    const uvec4 peers = peers_of(bin, true);
     ranks[i] = subgroupBallotExclusiveBitCount(peers);
     if (ranks[i] == 0u) s_round_bins[round_bins + i * BINS + bin] = subgroupBallotBitCount(peers);
   }
@@ -105,34 +96,34 @@ void main() {
   }
   barrier();  // every subgroup's bin counts visible to the per-bin threads
 
-  // 3. Per bin: each subgroup's start inside the bin, and the tile's bin totals.
+  // 3. Per bin: each subgroup's start inside the bin; then where the bin starts inside the tile
+  //    (a scan over the bins' tile totals, shared through s_bin_start) and globally.
   const uint lane_bin = thread;
+  uint tile_total = 0u;
   if (lane_bin < BINS) {
-    uint running = 0u;
     for (uint s = 0u; s < gl_NumSubgroups; ++s) {
       const uint count = s_subgroup_bins[s * BINS + lane_bin];
-      s_subgroup_bins[s * BINS + lane_bin] = running;
-      running += count;
+      s_subgroup_bins[s * BINS + lane_bin] = tile_total;
+      tile_total += count;
     }
-    s_bin_total[lane_bin] = running;
+    s_bin_start[lane_bin] = tile_total;
   }
   barrier();  // bin totals visible to every per-bin thread
-
-  // 4. Per bin: where the bin starts inside the tile, and globally.
+  uint tile_start = 0u;
   if (lane_bin < BINS) {
-    uint tile_start = 0u;
     uint digit_base = 0u;
     for (uint b = 0u; b < lane_bin; ++b) {
-      tile_start += s_bin_total[b];
-      digit_base += pc.counts.data[BINS * pc.num_tiles + b];
+      tile_start += s_bin_start[b];
+      digit_base += state(VREN_RADIX_STATE_TOTALS + b);
     }
-    s_bin_start[lane_bin] = tile_start;
-    const uint global_start = digit_base + pc.counts.data[lane_bin * pc.num_tiles + tile];
+    const uint global_start = digit_base + pc.internal.data[counts_at(lane_bin, tile)];
     s_bin_destination[lane_bin] = global_start - tile_start;
   }
+  barrier();  // every per-bin thread has read the totals before they become starts
+  if (lane_bin < BINS) s_bin_start[lane_bin] = tile_start;
   barrier();  // starts visible to every thread
 
-  // 5. Sort the tile by bin in shared memory.
+  // 4. Sort the tile by bin in shared memory.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
     const uint bin = slot < tile_keys ? bin_of(keys[i]) : PADDING_BIN;
@@ -142,14 +133,14 @@ void main() {
   }
   barrier();  // the tile is in bin order
 
-  // 6. Write out: consecutive threads write consecutive slots of a bin.
+  // 5. Write out: consecutive threads write consecutive slots of a bin.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = i * gl_WorkGroupSize.x + thread;
     if (slot < tile_keys) {
-      const uint key = s_keys[slot];
-      const uint destination = s_bin_destination[bin_of(key)] + slot;
-      pc.keys_out.data[destination] = key;
-      if (WITH_VALUES) pc.values_out.data[destination] = s_values[slot];
+      const Key key = s_keys[slot];
+      const uint index = s_bin_destination[bin_of(key)] + slot;
+      store_key(pc.keys[destination], index, key);
+      if (WITH_VALUES) pc.values[destination].data[index] = s_values[slot];
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #define VREN_RADIX_DIGIT_BITS 4
 #define VREN_RADIX_BINS 16
+#define VREN_RADIX_MAX_PASSES 16  // 64-bit keys
 
 // Specialization-constant IDs.
 #define VREN_RADIX_SPEC_WORKGROUP_SIZE 0
@@ -12,48 +13,62 @@
 #define VREN_RADIX_SPEC_MAX_SUBGROUPS 2
 #define VREN_RADIX_SPEC_VALUE_SLOTS 3
 
+// The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
+// counts, digit-major: counts[bin * num_tiles + tile].
+#define VREN_RADIX_STATE_COUNT 0       // element count of this sort (GPU-side for cmdSortIndirect)
+#define VREN_RADIX_STATE_TILES 1       // tiles for that count
+#define VREN_RADIX_STATE_TILE_GRID 2   // VkDispatchIndirectCommand {x, y, 1} covering the tiles
+#define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
+#define VREN_RADIX_STATE_TOTALS 40     // [bin]: digit totals of the pass being sorted
+#define VREN_RADIX_STATE_WORDS 64
+
 // PassConstants.flags
 #define VREN_RADIX_FLAG_DESCENDING 1u
+#define VREN_RADIX_FLAG_SIGNED 2u         // i32 keys: flip the sign bit
+#define VREN_RADIX_FLAG_FLOAT 4u          // f32 keys: IEEE total order
+#define VREN_RADIX_FLAG_INDEX_VALUES 8u   // this pass takes each key's input index as its value
+#define VREN_RADIX_FLAG_NEVER_SKIP 16u    // scatter even if every key has the same digit
+#define VREN_RADIX_FLAG_INDIRECT 32u      // setup reads the count from count_address
+#define VREN_RADIX_FLAG_VALUES 64u        // values move with the keys
 
 #ifdef __cplusplus
 #include <cstddef>
 #include <cstdint>
 namespace vren::radix::detail {
 struct PassConstants {
-  uint64_t keys_in;
-  uint64_t keys_out;
-  uint64_t values_in;
-  uint64_t values_out;
-  uint64_t counts;
-  uint32_t count;
-  uint32_t num_tiles;
+  uint64_t keys[2];       // the caller's keys, then keys_temp
+  uint64_t values[2];     // likewise for values (0 without values)
+  uint64_t internal;
+  uint64_t count_address;  // cmdSortIndirect: the u32 count
+  uint32_t count;          // the count, or for cmdSortIndirect the largest allowed
+  uint32_t pass;
   uint32_t shift;
   uint32_t digit_mask;
   uint32_t flags;
+  uint32_t max_groups_x;
+  uint32_t result_parity;  // copy pass: the buffer the result must end in
   uint32_t pad0;
 };
-static_assert(sizeof(PassConstants) == 64, "PassConstants must match the GLSL push-constant block");
-static_assert(offsetof(PassConstants, count) == 40, "PassConstants must match the GLSL push-constant block");
+static_assert(sizeof(PassConstants) == 80, "PassConstants must match the GLSL push-constant block");
+static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");
 }  // namespace vren::radix::detail
 #else
-layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ReadUints { uint data[]; };
-// The same memory read 16 bytes at a time; every buffer address is 16-byte aligned.
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ReadUvec4s { uvec4 data[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer WriteUints { uint data[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Uints { uint data[]; };
+// The same memory 16 bytes at a time; keys and values buffers are 16-byte aligned.
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Uvec4s { uvec4 data[]; };
 
-// counts: digit-major per-tile counts [BINS][num_tiles], then the BINS digit totals.
 layout(push_constant, std430) uniform PassConstants {
-  ReadUints keys_in;
-  WriteUints keys_out;
-  ReadUints values_in;
-  WriteUints values_out;
-  Uints counts;
+  Uints keys[2];
+  Uints values[2];
+  Uints internal;
+  Uints count_address;
   uint count;
-  uint num_tiles;
+  uint pass;
   uint shift;
   uint digit_mask;
   uint flags;
+  uint max_groups_x;
+  uint result_parity;
   uint pad0;
 } pc;
 #endif

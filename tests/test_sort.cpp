@@ -2,6 +2,7 @@
 // descending order, scratch poisoning and canaries. Runs under the validation layer.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 
 #include <doctest/doctest.h>
@@ -12,42 +13,66 @@
 namespace vren::radix::test {
 namespace {
 
-uint32_t field(uint32_t key, const SortOptions& o) {
+// The key's sort field as an unsigned integer: the order-preserving map of its type, then bits
+// [begin_bit, end_bit).
+uint64_t field(const std::vector<uint32_t>& words, size_t i, const SortOptions& o) {
+  uint64_t key = 0;
+  switch (o.key_type) {
+    case KeyType::kU32: key = words[i]; break;
+    case KeyType::kI32: key = words[i] ^ 0x80000000u; break;
+    case KeyType::kF32: key = words[i] ^ ((words[i] >> 31) ? 0xFFFFFFFFu : 0x80000000u); break;
+    case KeyType::kU64: key = words[2 * i] | (uint64_t{words[2 * i + 1]} << 32); break;
+  }
   const uint32_t bits = o.end_bit - o.begin_bit;
-  const uint32_t mask = bits >= 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
-  return bits == 0 ? 0 : (key >> o.begin_bit) & mask;
+  if (bits == 0) return 0;
+  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  return (key >> o.begin_bit) & mask;
 }
 
 // Sorts on the GPU and compares with the CPU: keys exactly, values as the stable permutation.
+// `input` holds the keys' 32-bit words (two per key for kU64).
 void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, const SortOptions& o,
                const std::string& label) {
-  INFO(label << ", count " << input.size() << (pairs ? ", pairs" : ", keys") << ", bits [" << o.begin_bit << ", "
-             << o.end_bit << ")" << (o.descending ? ", descending" : ""));
-  std::vector<uint32_t> order(input.size());
+  const size_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
+  const size_t n = input.size() / words_per_key;
+  const size_t sorted = o.gpu_count ? std::min<size_t>(o.gpu_count_value, n) : n;
+  INFO(label << ", count " << n << (o.gpu_count ? " (GPU-side count " + std::to_string(sorted) + ")" : "")
+             << (pairs ? ", pairs" : ", keys") << (o.argsort ? " (argsort)" : "") << ", key type "
+             << static_cast<int>(o.key_type) << ", bits [" << o.begin_bit << ", " << o.end_bit << ")"
+             << (o.descending ? ", descending" : ""));
+  std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return o.descending ? field(input[a], o) > field(input[b], o) : field(input[a], o) < field(input[b], o);
+  std::stable_sort(order.begin(), order.begin() + sorted, [&](uint32_t a, uint32_t b) {
+    return o.descending ? field(input, a, o) > field(input, b, o) : field(input, a, o) < field(input, b, o);
   });
 
   std::vector<uint32_t> keys = input;
   std::vector<uint32_t> values;
   if (pairs) {
-    values.resize(input.size());
-    std::iota(values.begin(), values.end(), 0u);
+    values.resize(n);
+    // Argsort must not read its values: give it poison.
+    for (size_t i = 0; i < n; ++i) values[i] = o.argsort ? 0xDCDCDCDCu : static_cast<uint32_t>(i);
   }
   SortStats stats;
   std::string error;
   REQUIRE_MESSAGE(ctx.sort(keys, values, o, &stats, &error), error);
 
-  size_t bad = input.size();
-  for (size_t i = 0; i < input.size() && bad == input.size(); ++i)
-    if (keys[i] != input[order[i]] || (pairs && values[i] != order[i])) bad = i;
-  CHECK_MESSAGE(bad == input.size(), "first mismatch at " << bad << ": got key " << keys[bad] << " expected "
-                                                          << input[order[bad]]);
+  // With a GPU-side count only the first `sorted` elements are defined.
+  size_t bad = n;
+  for (size_t i = 0; i < sorted && bad == n; ++i) {
+    for (size_t w = 0; w < words_per_key; ++w)
+      if (keys[i * words_per_key + w] != input[order[i] * words_per_key + w]) bad = i;
+    if (pairs && values[i] != order[i]) bad = i;
+  }
+  CHECK_MESSAGE(bad == n, "first mismatch at element " << bad << " of " << n);
   CHECK(stats.canaries_intact);
-  const uint32_t passes = input.empty() ? 0 : (o.end_bit - o.begin_bit + 3) / 4;
+  const uint32_t passes = n == 0 ? 0 : (o.end_bit - o.begin_bit + 3) / 4;
   CHECK(stats.passes == passes);
   CHECK(stats.result_in_temp == (passes % 2 == 1));
+}
+
+void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, const SortOptions& o, const char* label) {
+  checkSort(ctx, input, pairs, o, std::string(label));
 }
 
 uint32_t tileSize() { return getSorterProperties(context().sorter()).tile_size; }
@@ -146,6 +171,118 @@ TEST_CASE("the validation messenger reports errors") {
   if (vkCreateBuffer(context().vkDevice(), &info, nullptr, &raw) == VK_SUCCESS && raw)
     vkDestroyBuffer(context().vkDevice(), raw, nullptr);
   CHECK(!takeValidationMessages().empty());
+}
+
+}  // namespace vren::radix::test
+
+namespace vren::radix::test {
+
+TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only") {
+  const uint32_t n = 5 * tileSize() + 7;
+  // Digits 2 and 5 vary, everything else is constant: six of eight passes are skipped, and the
+  // data ends in the other ping-pong buffer than the pass count predicts unless the final copy
+  // moves it.
+  for (uint32_t varying_mask : {0x00F00F00u, 0x0000F000u, 0xF0000000u, 0x0000000Fu, 0u}) {
+    std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
+    for (auto& k : keys) k = (k & varying_mask) | (0x12345678u & ~varying_mask);
+    checkSort(context(), keys, true, {}, "mask " + std::to_string(varying_mask));
+    SortOptions o;
+    o.begin_bit = 4;
+    o.end_bit = 24;  // five passes: odd
+    checkSort(context(), keys, false, o, "mask " + std::to_string(varying_mask));
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "signed keys") {
+  const uint32_t n = 3 * tileSize() + 5;
+  SortOptions o;
+  o.key_type = KeyType::kI32;
+  std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
+  const uint32_t specials[] = {0x80000000u, 0x7FFFFFFFu, 0u, 0xFFFFFFFFu, 1u};
+  for (size_t i = 0; i < std::size(specials); ++i) keys[i * 97] = specials[i];
+  checkSort(context(), keys, true, o, "uniform i32");
+  o.descending = true;
+  checkSort(context(), keys, true, o, "uniform i32");
+  o.descending = false;
+  o.begin_bit = 16;
+  checkSort(context(), keys, true, o, "uniform i32, high half");
+}
+
+TEST_CASE_FIXTURE(GpuTest, "float keys in IEEE total order") {
+  const uint32_t n = 3 * tileSize() + 9;
+  SortOptions o;
+  o.key_type = KeyType::kF32;
+  std::uniform_real_distribution<float> real(-1000.0f, 1000.0f);
+  std::vector<uint32_t> keys(n);
+  for (auto& k : keys) {
+    const float f = real(rng());
+    std::memcpy(&k, &f, 4);
+  }
+  // -0, +0, +-inf, quiet and signalling NaNs of both signs, denormals, extremes.
+  const uint32_t specials[] = {0x80000000u, 0x00000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
+                               0x7F800001u, 0xFF800001u, 0x00000001u, 0x80000001u, 0x7F7FFFFFu, 0xFF7FFFFFu};
+  for (size_t i = 0; i < std::size(specials); ++i) {
+    keys[i * 31] = specials[i];
+    keys[n - 1 - i * 7] = specials[i];
+  }
+  checkSort(context(), keys, true, o, "floats with specials");
+  o.descending = true;
+  checkSort(context(), keys, true, o, "floats with specials");
+  // The documented order, spelled out on a small input.
+  o.descending = false;
+  std::vector<uint32_t> small = {0x7FC00000u, 0x3F800000u, 0x00000000u, 0xFF800000u, 0x80000000u, 0xFFC00000u,
+                                 0x7F800000u, 0xBF800000u};
+  std::vector<uint32_t> none;
+  std::string error;
+  REQUIRE_MESSAGE(context().sort(small, none, o, nullptr, &error), error);
+  const std::vector<uint32_t> expected = {0xFFC00000u, 0xFF800000u, 0xBF800000u, 0x80000000u,
+                                          0x00000000u, 0x3F800000u, 0x7F800000u, 0x7FC00000u};
+  CHECK(small == expected);
+}
+
+TEST_CASE_FIXTURE(GpuTest, "64-bit keys") {
+  const uint32_t t = getSorterProperties(context().sorter()).tuning_u64.workgroup_size *
+                     getSorterProperties(context().sorter()).tuning_u64.keys_per_thread;
+  for (uint32_t n : {1u, t - 1, 2 * t + 3}) {
+    std::vector<uint32_t> words = makeKeys(2 * n, Distribution::kUniform, rng());
+    SortOptions o;
+    o.key_type = KeyType::kU64;
+    o.end_bit = 64;
+    checkSort(context(), words, true, o, "uniform u64");
+    checkSort(context(), words, false, o, "uniform u64");
+    o.begin_bit = 30;  // digits straddle the two words
+    o.end_bit = 41;
+    checkSort(context(), words, true, o, "uniform u64, bits 30..41");
+    // High words all equal: the first eight passes matter, the last eight are skipped.
+    for (uint32_t i = 0; i < n; ++i) words[2 * i + 1] = 7;
+    o.begin_bit = 0;
+    o.end_bit = 64;
+    o.descending = true;
+    checkSort(context(), words, true, o, "u64 with a constant high word");
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "argsort returns the permutation") {
+  const uint32_t n = 4 * tileSize() + 1;
+  for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual, Distribution::kLowBits}) {
+    SortOptions o;
+    o.argsort = true;
+    checkSort(context(), makeKeys(n, d, rng()), true, o, name(d));
+    o.end_bit = 4;  // one pass, whose digit may be constant: it must still make the indices
+    checkSort(context(), makeKeys(n, d, rng()), true, o, name(d));
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max") {
+  const uint32_t n = 3 * tileSize() + 13;
+  for (uint32_t gpu_count : {0u, 1u, tileSize(), n - 1, n, n + 1000}) {
+    SortOptions o;
+    o.gpu_count = true;
+    o.gpu_count_value = gpu_count;
+    checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
+    o.end_bit = 12;
+    checkSort(context(), makeKeys(n, Distribution::kLowBits, rng()), false, o, "low-bits");
+  }
 }
 
 }  // namespace vren::radix::test

@@ -153,8 +153,9 @@ struct Context::Impl {
   Sorter* sorter = nullptr;
   // Device buffers, grown on demand: keys, keys_temp, values, values_temp, internal,
   // pristine keys and values (timeSorts), and a host-visible staging buffer.
-  Buffer keys, keys_temp, values, values_temp, internal, pristine_keys, pristine_values, staging;
-  uint32_t capacity = 0;
+  Buffer keys, keys_temp, values, values_temp, internal, pristine_keys, pristine_values, staging, gpu_count;
+  uint32_t capacity = 0;            // elements
+  uint32_t capacity_key_words = 0;  // 32-bit words of keys
   bool capacity_values = false;
 
   ~Impl() {
@@ -179,9 +180,11 @@ struct Context::Impl {
   }
 
   void freeBuffers() {
-    for (Buffer* b : {&keys, &keys_temp, &values, &values_temp, &internal, &pristine_keys, &pristine_values, &staging})
+    for (Buffer* b : {&keys, &keys_temp, &values, &values_temp, &internal, &pristine_keys, &pristine_values, &staging,
+                      &gpu_count})
       freeBuffer(*b);
     capacity = 0;
+    capacity_key_words = 0;
     capacity_values = false;
   }
 
@@ -411,31 +414,39 @@ struct Context::Impl {
     return true;
   }
 
-  bool ensureCapacity(uint32_t count, bool with_values, std::string* error) {
-    if (keys.buffer && count <= capacity && (!with_values || capacity_values)) return true;
+  bool ensureCapacity(uint32_t count, uint32_t words_per_key, bool with_values, std::string* error) {
+    const uint64_t key_words = uint64_t{count} * words_per_key;
+    if (keys.buffer && count <= capacity && key_words <= capacity_key_words && (!with_values || capacity_values))
+      return true;
     vk.vkDeviceWaitIdle(device);
     const uint32_t want = std::max(count, capacity);
+    const uint32_t want_key_words = static_cast<uint32_t>(std::max<uint64_t>(key_words, capacity_key_words));
     const bool want_values = with_values || capacity_values;
     freeBuffers();
     const MemoryRequirements req = getMemoryRequirements(sorter, want, want_values);
-    const VkBufferUsageFlags usage =
-        req.usage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    const VkDeviceSize bytes = VkDeviceSize{std::max(1u, want)} * 4;
-    bool ok = allocate(keys, bytes, usage, false, error) && allocate(keys_temp, req.keys_temp_size, usage, false, error) &&
-              allocate(internal, req.internal_size, usage, false, error) &&
-              allocate(pristine_keys, bytes, usage, false, error) &&
-              allocate(staging, 2 * bytes + 8 * kCanaryBytes,
-                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, error);
+    const VkBufferUsageFlags extra = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    const VkDeviceSize key_bytes = VkDeviceSize{std::max(1u, want_key_words)} * 4;
+    const VkDeviceSize value_bytes = VkDeviceSize{std::max(1u, want)} * 4;
+    bool ok = allocate(keys, key_bytes, req.usage | extra, false, error) &&
+              allocate(keys_temp, key_bytes, req.usage | extra, false, error) &&
+              allocate(internal, req.internal_size, req.internal_usage | extra, false, error) &&
+              allocate(pristine_keys, key_bytes, req.usage | extra, false, error) &&
+              allocate(gpu_count, 16, req.usage | extra, false, error) &&
+              allocate(staging, key_bytes + value_bytes + 8 * kCanaryBytes, extra, true, error);
     if (ok && want_values)
-      ok = allocate(values, bytes, usage, false, error) && allocate(values_temp, req.values_temp_size, usage, false, error) &&
-           allocate(pristine_values, bytes, usage, false, error);
+      ok = allocate(values, value_bytes, req.usage | extra, false, error) &&
+           allocate(values_temp, value_bytes, req.usage | extra, false, error) &&
+           allocate(pristine_values, value_bytes, req.usage | extra, false, error);
     if (!ok) {
       freeBuffers();
-      if (error) *error += " Sorting " + std::to_string(count) + " elements needs about " +
-                           std::to_string((bytes * (with_values ? 6 : 3)) >> 20) + " MiB of device memory; try fewer.";
+      if (error)
+        *error += " Sorting " + std::to_string(count) + " elements needs about " +
+                  std::to_string((3 * key_bytes + (want_values ? 3 * value_bytes : 0)) >> 20) +
+                  " MiB of device memory; try fewer.";
       return false;
     }
     capacity = want;
+    capacity_key_words = want_key_words;
     capacity_values = want_values;
     return true;
   }
@@ -470,62 +481,71 @@ struct Context::Impl {
     return check(vk.vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "Waiting for the sort", error);
   }
 
-  SortInfo sortInfo(uint32_t count, bool with_values, const SortOptions& o) const {
-    const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+  // What one sort uses of the buffers.
+  struct Shape {
+    uint32_t count;
+    VkDeviceSize key_bytes;
+    VkDeviceSize value_bytes;  // 0 without values
+  };
+
+  SortInfo sortInfo(const Shape& shape, const SortOptions& o) const {
     SortInfo si;
-    si.count = count;
-    si.keys = {keys.buffer, 0, bytes};
-    si.keys_temp = {keys_temp.buffer, 0, bytes};
-    if (with_values) {
-      si.values = {values.buffer, 0, bytes};
-      si.values_temp = {values_temp.buffer, 0, bytes};
+    si.count = shape.count;
+    si.key_type = o.key_type;
+    si.keys = {keys.buffer, 0, shape.key_bytes};
+    si.keys_temp = {keys_temp.buffer, 0, shape.key_bytes};
+    if (shape.value_bytes) {
+      si.values = {values.buffer, 0, shape.value_bytes};
+      si.values_temp = {values_temp.buffer, 0, shape.value_bytes};
     }
     si.internal = {internal.buffer, 0, internal.size};
     si.begin_bit = o.begin_bit;
     si.end_bit = o.end_bit;
     si.descending = o.descending;
+    si.argsort = o.argsort;
     return si;
   }
 
-  std::vector<Buffer*> scratch(bool with_values) {
-    std::vector<Buffer*> out = {&keys, &keys_temp, &internal};
-    if (with_values) {
-      out.push_back(&values);
-      out.push_back(&values_temp);
+  // The scratch buffers with the bytes a sort uses of each; canaries sit right after those.
+  std::vector<std::pair<Buffer*, VkDeviceSize>> scratch(const Shape& shape) {
+    std::vector<std::pair<Buffer*, VkDeviceSize>> out = {
+        {&keys, shape.key_bytes}, {&keys_temp, shape.key_bytes}, {&internal, internal.size}};
+    if (shape.value_bytes) {
+      out.push_back({&values, shape.value_bytes});
+      out.push_back({&values_temp, shape.value_bytes});
     }
     return out;
   }
 
   // Fills temps and internal with poison and every canary region with the canary pattern.
-  void recordPoison(uint32_t count, bool with_values) {
-    const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+  void recordPoison(const Shape& shape) {
     vk.vkCmdFillBuffer(cmd, keys_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
     vk.vkCmdFillBuffer(cmd, internal.buffer, 0, VK_WHOLE_SIZE, kPoison);
-    if (with_values) vk.vkCmdFillBuffer(cmd, values_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
-    for (Buffer* b : scratch(with_values)) {
-      const VkDeviceSize used = b == &internal ? internal.size : bytes;
-      vk.vkCmdFillBuffer(cmd, b->buffer, used, kCanaryBytes, kCanary);
-    }
+    if (shape.value_bytes) vk.vkCmdFillBuffer(cmd, values_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
+    for (auto [b, used] : scratch(shape)) vk.vkCmdFillBuffer(cmd, b->buffer, used, kCanaryBytes, kCanary);
   }
 
-  // Copies every canary region into staging after the sort's data.
-  void recordCanaryReadback(uint32_t count, bool with_values, VkDeviceSize staging_offset) {
-    const VkDeviceSize bytes = VkDeviceSize{count} * 4;
+  // Copies every canary region into staging at staging_offset.
+  void recordCanaryReadback(const Shape& shape, VkDeviceSize staging_offset) {
     VkDeviceSize at = staging_offset;
-    for (Buffer* b : scratch(with_values)) {
-      copy(b->buffer, b == &internal ? internal.size : bytes, staging.buffer, at, kCanaryBytes);
+    for (auto [b, used] : scratch(shape)) {
+      copy(b->buffer, used, staging.buffer, at, kCanaryBytes);
       at += kCanaryBytes;
     }
   }
 
-  bool canariesIntact(bool with_values, VkDeviceSize staging_offset) const {
+  bool canariesIntact(const Shape& shape, VkDeviceSize staging_offset) {
     const auto* words = reinterpret_cast<const uint32_t*>(static_cast<const char*>(staging.mapped) + staging_offset);
-    const size_t n = (with_values ? 5 : 3) * kCanaryBytes / 4;
+    const size_t n = scratch(shape).size() * kCanaryBytes / 4;
     return std::all_of(words, words + n, [](uint32_t w) { return w == kCanary; });
   }
 
-  bool timedSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, int repetitions,
-                  bool every_dispatch, std::vector<std::vector<double>>* out, std::string* error);
+  // Uploads, sorts `repetitions` times (restoring the input on the GPU before each, outside the
+  // timed region), reads back. Per repetition, times[r] holds the whole sort's time and, with
+  // every_dispatch, then each dispatch's.
+  bool run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o, int repetitions,
+           bool every_dispatch, bool poison, SortStats* stats, std::vector<std::vector<double>>* times,
+           std::string* error);
 
   double ticksToMs(uint64_t begin, uint64_t end) const {
     return static_cast<double>(end - begin) * info.timestamp_period_ns * 1e-6;
@@ -561,158 +581,126 @@ const DeviceInfo& Context::device() const { return impl_->info; }
 const Sorter* Context::sorter() const { return impl_->sorter; }
 uint32_t Context::maxCount() const { return getSorterProperties(impl_->sorter).max_count; }
 
-bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
-                   std::string* error) {
-  Impl& m = *impl_;
-  if (!values.empty() && values.size() != keys.size()) {
-    if (error) *error = "There are " + std::to_string(values.size()) + " values for " + std::to_string(keys.size()) +
-                        " keys; give one value per key.";
+bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
+                        int repetitions, bool every_dispatch, bool poison, SortStats* stats,
+                        std::vector<std::vector<double>>* times, std::string* error) {
+  const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
+  if (key_words.size() % words_per_key) {
+    if (error) *error = "64-bit keys need an even number of 32-bit words.";
     return false;
   }
-  if (keys.size() > maxCount()) {
-    if (error) *error = std::to_string(keys.size()) + " keys exceed this device's limit of " +
-                        std::to_string(maxCount()) + " keys per sort.";
+  const uint64_t n = key_words.size() / words_per_key;
+  const bool with_values = !value_span.empty();
+  if (with_values && value_span.size() != n) {
+    if (error)
+      *error = "There are " + std::to_string(value_span.size()) + " values for " + std::to_string(n) +
+               " keys; give one value per key.";
     return false;
   }
-  const uint32_t count = static_cast<uint32_t>(keys.size());
-  const bool with_values = !values.empty();
-  const VkDeviceSize bytes = VkDeviceSize{count} * 4;
-  if (!m.ensureCapacity(count, with_values, error) || !m.ensureQueries(2, error)) return false;
-  SortInfo si = m.sortInfo(count, with_values, options);
-  if (const char* why = validateSortInfo(m.sorter, si)) {
+  if (o.argsort && !with_values) {
+    if (error) *error = "argsort needs a values span to receive the permutation.";
+    return false;
+  }
+  const uint32_t max_count = getSorterProperties(sorter).max_count;
+  if (n > max_count) {
+    if (error)
+      *error = std::to_string(n) + " keys exceed this device's limit of " + std::to_string(max_count) +
+               " keys per sort.";
+    return false;
+  }
+  if (times && !timestamps) {
+    if (error) *error = "Device '" + info.name + "' has no timestamp queries on its compute queue.";
+    return false;
+  }
+  const Shape shape{static_cast<uint32_t>(n), VkDeviceSize{n} * 4 * words_per_key, with_values ? VkDeviceSize{n} * 4 : 0};
+  const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
+  const uint32_t passes = n == 0 || o.end_bit <= o.begin_bit ? 0 : (o.end_bit - o.begin_bit + 3) / 4;
+  const uint32_t per_sort = every_dispatch ? 2 + 3 * passes : 2;
+  if (!ensureCapacity(shape.count, words_per_key, with_values, error)) return false;
+  if (timestamps && !ensureQueries(per_sort * reps, error)) return false;
+  SortInfo si = sortInfo(shape, o);
+  if (const char* why = validateSortInfo(sorter, si)) {
     if (error) *error = why;
     return false;
   }
-  if (m.timestamps) {
-    si.timestamp_pool = m.queries;
-    si.first_query = 0;
+  if (timestamps) {
+    si.timestamp_pool = queries;
+    si.timestamp_every_dispatch = every_dispatch;
   }
 
-  std::memcpy(m.staging.mapped, keys.data(), bytes);
-  if (with_values) std::memcpy(static_cast<char*>(m.staging.mapped) + bytes, values.data(), bytes);
-  if (!m.begin(error)) return false;
-  if (m.timestamps) m.vk.vkCmdResetQueryPool(m.cmd, m.queries, 0, 2);
-  m.recordPoison(count, with_values);
-  m.copy(m.staging.buffer, 0, m.keys.buffer, 0, bytes);
-  if (with_values) m.copy(m.staging.buffer, bytes, m.values.buffer, 0, bytes);
-  m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+  std::memcpy(staging.mapped, key_words.data(), shape.key_bytes);
+  if (with_values) std::memcpy(static_cast<char*>(staging.mapped) + shape.key_bytes, value_span.data(), shape.value_bytes);
+  if (!begin(error)) return false;
+  if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, per_sort * reps);
+  if (poison) recordPoison(shape);
+  copy(staging.buffer, 0, pristine_keys.buffer, 0, shape.key_bytes);
+  if (with_values) copy(staging.buffer, shape.key_bytes, pristine_values.buffer, 0, shape.value_bytes);
+  if (o.gpu_count) vk.vkCmdUpdateBuffer(cmd, gpu_count.buffer, 0, 4, &o.gpu_count_value);
+  SortResult result{};
+  for (uint32_t r = 0; r < reps; ++r) {
+    // Restore the input; the previous sort (or upload) must be done with the buffers first.
+    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    copy(pristine_keys.buffer, 0, keys.buffer, 0, shape.key_bytes);
+    if (with_values) copy(pristine_values.buffer, 0, values.buffer, 0, shape.value_bytes);
+    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  const SortResult result = cmdSort(m.sorter, m.cmd, si);
-  m.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_TRANSFER_READ_BIT);
-  m.copy(result.keys.buffer, 0, m.staging.buffer, 0, bytes);
-  if (with_values) m.copy(result.values.buffer, 0, m.staging.buffer, bytes, bytes);
-  m.recordCanaryReadback(count, with_values, 2 * bytes);
-  m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-            VK_ACCESS_HOST_READ_BIT);
-  if (!m.submitAndWait(error)) return false;
+    si.first_query = per_sort * r;
+    result = o.gpu_count ? cmdSortIndirect(sorter, cmd, si, {gpu_count.buffer, 0, 4}) : cmdSort(sorter, cmd, si);
+  }
+  barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_TRANSFER_READ_BIT);
+  copy(result.keys.buffer, 0, staging.buffer, 0, shape.key_bytes);
+  if (with_values) copy(result.values.buffer, 0, staging.buffer, shape.key_bytes, shape.value_bytes);
+  const VkDeviceSize canary_offset = shape.key_bytes + shape.value_bytes;
+  if (poison) recordCanaryReadback(shape, canary_offset);
+  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_HOST_READ_BIT);
+  if (!submitAndWait(error)) return false;
 
-  std::memcpy(keys.data(), m.staging.mapped, bytes);
-  if (with_values) std::memcpy(values.data(), static_cast<char*>(m.staging.mapped) + bytes, bytes);
+  std::memcpy(key_words.data(), staging.mapped, shape.key_bytes);
+  if (with_values) std::memcpy(value_span.data(), static_cast<char*>(staging.mapped) + shape.key_bytes, shape.value_bytes);
+  std::vector<uint64_t> ticks(per_sort * reps);
+  if (timestamps && !check(vk.vkGetQueryPoolResults(device, queries, 0, per_sort * reps, ticks.size() * 8, ticks.data(),
+                                                    8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                           "Reading timestamps", error))
+    return false;
+  if (times) {
+    times->clear();
+    for (uint32_t r = 0; r < reps; ++r) {
+      const uint64_t* t = &ticks[per_sort * r];
+      std::vector<double> row = {ticksToMs(t[0], t[per_sort - 1])};
+      for (uint32_t i = 1; every_dispatch && i + 1 < per_sort; ++i) row.push_back(ticksToMs(t[i - 1], t[i]));
+      times->push_back(row);
+    }
+  }
   if (stats) {
     stats->passes = result.passes;
     stats->result_in_temp = result.in_temp;
-    stats->canaries_intact = m.canariesIntact(with_values, 2 * bytes);
-    stats->gpu_ms = -1;
-    if (m.timestamps) {
-      uint64_t ticks[2] = {};
-      if (m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
-                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
-        stats->gpu_ms = m.ticksToMs(ticks[0], ticks[1]);
-    }
+    stats->canaries_intact = !poison || canariesIntact(shape, canary_offset);
+    stats->gpu_ms = timestamps ? ticksToMs(ticks[per_sort * (reps - 1)], ticks[per_sort * reps - 1]) : -1;
   }
   return true;
 }
 
+bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
+                   std::string* error) {
+  return impl_->run(keys, values, options, 1, false, true, stats, nullptr, error);
+}
+
 bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                         int repetitions, std::vector<double>* gpu_ms, std::string* error) {
-  std::vector<std::vector<double>> steps;
-  if (!impl_->timedSorts(keys, values, options, repetitions, false, &steps, error)) return false;
+  std::vector<std::vector<double>> times;
+  if (!impl_->run(keys, values, options, repetitions, false, false, nullptr, &times, error)) return false;
   gpu_ms->clear();
-  for (const auto& s : steps) gpu_ms->push_back(s.front());
+  for (const auto& row : times) gpu_ms->push_back(row.front());
   return true;
 }
 
 bool Context::profileSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                            int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error) {
-  return impl_->timedSorts(keys, values, options, repetitions, true, step_ms, error);
-}
-
-bool Context::Impl::timedSorts(std::span<uint32_t> key_span, std::span<uint32_t> value_span,
-                               const SortOptions& sort_options,
-                               int repetitions, bool every_dispatch, std::vector<std::vector<double>>* out,
-                               std::string* error) {
-  Impl& m = *this;
-  if (!value_span.empty() && value_span.size() != key_span.size()) {
-    if (error) *error = "Give one value per key.";
-    return false;
-  }
-  if (key_span.size() > getSorterProperties(sorter).max_count) {
-    if (error) *error = "The count exceeds this device's limit.";
-    return false;
-  }
-  if (!m.timestamps) {
-    if (error) *error = "Device '" + m.info.name + "' has no timestamp queries on its compute queue.";
-    return false;
-  }
-  const uint32_t count = static_cast<uint32_t>(key_span.size());
-  const bool with_values = !value_span.empty();
-  const VkDeviceSize bytes = VkDeviceSize{count} * 4;
-  const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
-  const uint32_t passes = count == 0 || sort_options.end_bit <= sort_options.begin_bit ? 0 : (sort_options.end_bit - sort_options.begin_bit + 3) / 4;
-  const uint32_t per_sort = every_dispatch ? 1 + 3 * passes : 2;
-  if (!m.ensureCapacity(count, with_values, error) || !m.ensureQueries(per_sort * reps, error)) return false;
-  SortInfo si = m.sortInfo(count, with_values, sort_options);
-  if (const char* why = validateSortInfo(m.sorter, si)) {
-    if (error) *error = why;
-    return false;
-  }
-  si.timestamp_pool = m.queries;
-  si.timestamp_every_dispatch = every_dispatch;
-
-  std::memcpy(m.staging.mapped, key_span.data(), bytes);
-  if (with_values) std::memcpy(static_cast<char*>(m.staging.mapped) + bytes, value_span.data(), bytes);
-  if (!m.begin(error)) return false;
-  m.vk.vkCmdResetQueryPool(m.cmd, m.queries, 0, per_sort * reps);
-  m.copy(m.staging.buffer, 0, m.pristine_keys.buffer, 0, bytes);
-  if (with_values) m.copy(m.staging.buffer, bytes, m.pristine_values.buffer, 0, bytes);
-  SortResult result{};
-  for (uint32_t r = 0; r < reps; ++r) {
-    // Restore the input; the previous sort (or upload) must be done with the buffers first.
-    m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-              VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    m.copy(m.pristine_keys.buffer, 0, m.keys.buffer, 0, bytes);
-    if (with_values) m.copy(m.pristine_values.buffer, 0, m.values.buffer, 0, bytes);
-    m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    si.first_query = per_sort * r;
-    result = cmdSort(m.sorter, m.cmd, si);
-  }
-  m.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_TRANSFER_READ_BIT);
-  m.copy(result.keys.buffer, 0, m.staging.buffer, 0, bytes);
-  if (with_values) m.copy(result.values.buffer, 0, m.staging.buffer, bytes, bytes);
-  m.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-            VK_ACCESS_HOST_READ_BIT);
-  if (!m.submitAndWait(error)) return false;
-  std::memcpy(key_span.data(), m.staging.mapped, bytes);
-  if (with_values) std::memcpy(value_span.data(), static_cast<char*>(m.staging.mapped) + bytes, bytes);
-
-  std::vector<uint64_t> ticks(per_sort * reps);
-  if (!check(m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, per_sort * reps, ticks.size() * 8, ticks.data(), 8,
-                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-             "Reading timestamps", error))
-    return false;
-  // Per repetition: the whole sort, then (every_dispatch) each dispatch.
-  out->clear();
-  for (uint32_t r = 0; r < reps; ++r) {
-    const uint64_t* t = &ticks[per_sort * r];
-    std::vector<double> row = {m.ticksToMs(t[0], t[per_sort - 1])};
-    for (uint32_t i = 1; every_dispatch && i < per_sort; ++i) row.push_back(m.ticksToMs(t[i - 1], t[i]));
-    out->push_back(row);
-  }
-  return true;
+  return impl_->run(keys, values, options, repetitions, true, false, nullptr, step_ms, error);
 }
 
 }  // namespace vren::radix

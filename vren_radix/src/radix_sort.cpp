@@ -5,9 +5,14 @@
 #include <new>
 
 #include "radix_shared.h"
+#include "spirv/radix_copy.h"
+#include "spirv/radix_copy_u64.h"
 #include "spirv/radix_count.h"
+#include "spirv/radix_count_u64.h"
 #include "spirv/radix_scan.h"
 #include "spirv/radix_scatter.h"
+#include "spirv/radix_scatter_u64.h"
+#include "spirv/radix_setup.h"
 #include "tuning.h"
 
 namespace vren::radix {
@@ -31,10 +36,22 @@ struct DeviceFunctions {
   PFN_vkCmdBindPipeline cmdBindPipeline;
   PFN_vkCmdPushConstants cmdPushConstants;
   PFN_vkCmdDispatch cmdDispatch;
+  PFN_vkCmdDispatchIndirect cmdDispatchIndirect;
   PFN_vkCmdPipelineBarrier cmdPipelineBarrier;
   PFN_vkCmdWriteTimestamp cmdWriteTimestamp;
   PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
   PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
+};
+
+// The pipelines for one key width; they share a tile size.
+struct KeyPipelines {
+  TuningConfig tuning{};
+  uint32_t tile_size = 0;
+  VkPipeline setup = VK_NULL_HANDLE;
+  VkPipeline count = VK_NULL_HANDLE;
+  VkPipeline scatter_keys = VK_NULL_HANDLE;
+  VkPipeline scatter_pairs = VK_NULL_HANDLE;
+  VkPipeline copy = VK_NULL_HANDLE;
 };
 
 uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -52,13 +69,11 @@ struct Sorter {
   const VkAllocationCallbacks* allocator = nullptr;
   DeviceFunctions fn{};
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline count = VK_NULL_HANDLE;
   VkPipeline scan = VK_NULL_HANDLE;
-  VkPipeline scatter_keys = VK_NULL_HANDLE;
-  VkPipeline scatter_pairs = VK_NULL_HANDLE;
+  KeyPipelines u32;
+  KeyPipelines u64;
   SorterProperties properties{};
   uint32_t max_groups_x = 0;
-  uint32_t max_groups_y = 0;
 };
 
 namespace {
@@ -79,6 +94,7 @@ bool loadFunctions(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, DeviceFunction
             load(gdpa, device, "vkCmdBindPipeline", fn.cmdBindPipeline) &&
             load(gdpa, device, "vkCmdPushConstants", fn.cmdPushConstants) &&
             load(gdpa, device, "vkCmdDispatch", fn.cmdDispatch) &&
+            load(gdpa, device, "vkCmdDispatchIndirect", fn.cmdDispatchIndirect) &&
             load(gdpa, device, "vkCmdPipelineBarrier", fn.cmdPipelineBarrier) &&
             load(gdpa, device, "vkCmdWriteTimestamp", fn.cmdWriteTimestamp);
   if (!load(gdpa, device, "vkGetBufferDeviceAddress", fn.getBufferDeviceAddress))
@@ -125,7 +141,8 @@ VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSp
   info.stage.module = module;
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = &specialization;
-  if (required_subgroup_size != 0) {
+  // The single-thread setup pass cannot be a full subgroup; it uses no subgroup operations.
+  if (required_subgroup_size != 0 && spec.workgroup_size > 1 && spec.code != vren_radix_setup_spv) {
     info.stage.pNext = &subgroup_size;
     info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
@@ -163,12 +180,14 @@ bool inspectDevice(const SorterCreateInfo& info, detail::DeviceLimits& limits, u
   if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
     return fail(why, "The device has no subgroup operations in compute shaders, which vren_radix needs.", result,
                 VK_ERROR_FEATURE_NOT_PRESENT);
-  const VkSubgroupFeatureFlags needed = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  const VkSubgroupFeatureFlags needed =
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
   if ((vk11.subgroupSupportedOperations & needed) != needed)
-    return fail(why, "The device lacks subgroup arithmetic (subgroupAdd, subgroupExclusiveAdd), which vren_radix needs.",
+    return fail(why,
+                "The device lacks subgroup arithmetic or ballot operations in compute shaders, which vren_radix needs.",
                 result, VK_ERROR_FEATURE_NOT_PRESENT);
   if (l.maxPushConstantsSize < sizeof(PassConstants))
-    return fail(why, "The device allows fewer than 64 bytes of push constants.", result, VK_ERROR_FEATURE_NOT_PRESENT);
+    return fail(why, "The device allows fewer than 80 bytes of push constants.", result, VK_ERROR_FEATURE_NOT_PRESENT);
 
   vendor_id = properties.properties.vendorID;
   subgroup_size = vk11.subgroupSize;
@@ -201,6 +220,39 @@ bool inspectDevice(const SorterCreateInfo& info, detail::DeviceLimits& limits, u
   return true;
 }
 
+VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detail::DeviceLimits& limits,
+                            uint32_t required_subgroup_size, uint32_t key_words, KeyPipelines& out) {
+  const TuningConfig tuning = out.tuning;
+  const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / limits.min_subgroup_size);
+  const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
+  out.tile_size = tile;
+  const bool wide = key_words == 2;
+  const PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), tuning.workgroup_size,
+                           tuning.keys_per_thread, 1, 1};
+  const PipelineSpec count{wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
+                           wide ? sizeof(vren_radix_count_u64_spv) : sizeof(vren_radix_count_spv),
+                           tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
+  PipelineSpec scatter{wide ? vren_radix_scatter_u64_spv : vren_radix_scatter_spv,
+                       wide ? sizeof(vren_radix_scatter_u64_spv) : sizeof(vren_radix_scatter_spv),
+                       tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
+  const PipelineSpec copy{wide ? vren_radix_copy_u64_spv : vren_radix_copy_spv,
+                          wide ? sizeof(vren_radix_copy_u64_spv) : sizeof(vren_radix_copy_spv),
+                          tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
+  VkResult r = createPipeline(s, info.pipeline_cache, setup, required_subgroup_size, &out.setup);
+  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, count, required_subgroup_size, &out.count);
+  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_keys);
+  scatter.value_slots = tile;
+  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_pairs);
+  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, copy, required_subgroup_size, &out.copy);
+  return r;
+}
+
+void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
+  for (VkPipeline pipeline : {p.setup, p.count, p.scatter_keys, p.scatter_pairs, p.copy})
+    if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
+  p = {};
+}
+
 }  // namespace
 
 VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* why) {
@@ -230,13 +282,16 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     return result;
   }
 
-  const TuningConfig tuning = detail::clampTuning(info.tuning ? *info.tuning : detail::defaultTuning(vendor_id), limits);
-  const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / limits.min_subgroup_size);
-  const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
-  if (detail::scatterSharedBytes(tuning, max_subgroups, true) > limits.max_shared_memory) {
-    fail(why, "The device has too little compute shared memory for the smallest radix tile.", &result,
-         VK_ERROR_FEATURE_NOT_PRESENT);
-    return result;
+  const TuningConfig requested = info.tuning ? *info.tuning : detail::defaultTuning(vendor_id);
+  const TuningConfig tuning = detail::clampTuning(requested, limits, 1);
+  const TuningConfig tuning_u64 = detail::clampTuning(requested, limits, 2);
+  for (const auto& [t, words] : {std::pair{tuning, 1u}, std::pair{tuning_u64, 2u}}) {
+    const uint32_t max_subgroups = std::max(1u, t.workgroup_size / limits.min_subgroup_size);
+    if (detail::scatterSharedBytes(t, max_subgroups, true, words) > limits.max_shared_memory) {
+      fail(why, "The device has too little compute shared memory for the smallest radix tile.", &result,
+           VK_ERROR_FEATURE_NOT_PRESENT);
+      return result;
+    }
   }
 
   Sorter* s = new (std::nothrow) Sorter;
@@ -245,14 +300,19 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->allocator = info.allocator;
   s->fn = fn;
   s->max_groups_x = max_groups[0];
-  s->max_groups_y = max_groups[1];
+  s->u32.tuning = tuning;
+  s->u64.tuning = tuning_u64;
+  const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
+  const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
   s->properties.tuning = tuning;
+  s->properties.tuning_u64 = tuning_u64;
   s->properties.tile_size = tile;
   s->properties.subgroup_size = subgroup_size;
-  // Limits: u32 indices in the shaders, the 2D dispatch grid, and the largest allocation.
-  const uint64_t by_index = (uint64_t{1} << 32) - tile;
-  const uint64_t by_grid = uint64_t{max_groups[0]} * max_groups[1] * tile;
-  const uint64_t by_memory = max_buffer_bytes / 4;
+  // Limits: u32 indices in the shaders (64-bit keys index words), the 2D dispatch grid, and the
+  // largest allocation.
+  const uint64_t by_index = ((uint64_t{1} << 31) - std::max(tile, tile_u64));
+  const uint64_t by_grid = uint64_t{max_groups[0]} * max_groups[1] * std::min(tile, tile_u64);
+  const uint64_t by_memory = max_buffer_bytes / 8;
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory}));
 
   VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassConstants)};
@@ -262,21 +322,14 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &s->layout);
 
   const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(limits.max_workgroup_size));
-  const uint32_t scan_subgroups = std::max(1u, scan_size / limits.min_subgroup_size);
-  const PipelineSpec specs[] = {
-      {vren_radix_count_spv, sizeof(vren_radix_count_spv), tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1},
-      {vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1, scan_subgroups, 1},
-      {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,
-       max_subgroups, 1},
-      {vren_radix_scatter_spv, sizeof(vren_radix_scatter_spv), tuning.workgroup_size, tuning.keys_per_thread,
-       max_subgroups, tile},
-  };
-  VkPipeline* targets[] = {&s->count, &s->scan, &s->scatter_keys, &s->scatter_pairs};
-  for (size_t i = 0; i < 4 && result == VK_SUCCESS; ++i)
-    result = createPipeline(*s, info.pipeline_cache, specs[i], required_subgroup_size, targets[i]);
+  const PipelineSpec scan{vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1,
+                          std::max(1u, scan_size / limits.min_subgroup_size), 1};
+  if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
+  if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
+  if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
 
   if (result != VK_SUCCESS) {
-    if (why) *why = "Creating the sort pipelines failed (" + std::to_string(static_cast<int>(result)) + ").";
+    if (why) *why = "Creating the sort pipelines failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
     destroySorter(s);
     return result;
   }
@@ -286,8 +339,9 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
 
 void destroySorter(Sorter* s) {
   if (!s) return;
-  for (VkPipeline p : {s->count, s->scan, s->scatter_keys, s->scatter_pairs})
-    if (p) s->fn.destroyPipeline(s->device, p, s->allocator);
+  destroyKeyPipelines(*s, s->u32);
+  destroyKeyPipelines(*s, s->u64);
+  if (s->scan) s->fn.destroyPipeline(s->device, s->scan, s->allocator);
   if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
   delete s;
 }
@@ -296,14 +350,26 @@ SorterProperties getSorterProperties(const Sorter* s) { return s->properties; }
 
 namespace {
 
-uint32_t tileCount(const Sorter* s, uint32_t count) { return divCeil(count, s->properties.tile_size); }
+uint32_t keyBits(KeyType t) { return t == KeyType::kU64 ? 64 : 32; }
+uint32_t keyBytes(KeyType t) { return t == KeyType::kU64 ? 8 : 4; }
+
+const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyType::kU64 ? s->u64 : s->u32; }
 
 VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
-  return (VkDeviceSize{VREN_RADIX_BINS} * std::max(1u, tileCount(s, count)) + VREN_RADIX_BINS) * 4;
+  // The smaller tile of the two key widths gives the most tiles.
+  const uint32_t tile = std::min(s->u32.tile_size, s->u64.tile_size);
+  return (VkDeviceSize{VREN_RADIX_STATE_WORDS} + VkDeviceSize{VREN_RADIX_BINS} * std::max(1u, divCeil(count, tile))) * 4;
 }
 
 uint32_t passCount(uint32_t begin_bit, uint32_t end_bit) {
   return end_bit > begin_bit ? divCeil(end_bit - begin_bit, VREN_RADIX_DIGIT_BITS) : 0;
+}
+
+bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
+
+bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes) {
+  if (a.buffer != b.buffer || a_bytes == 0 || b_bytes == 0) return false;
+  return a.offset < b.offset + b_bytes && b.offset < a.offset + a_bytes;
 }
 
 VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r) {
@@ -313,65 +379,66 @@ VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r) {
   return s->fn.getBufferDeviceAddress(s->device, &info) + r.offset;
 }
 
-bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
-
-bool overlaps(const BufferRange& a, const BufferRange& b, VkDeviceSize bytes) {
-  if (a.buffer != b.buffer || bytes == 0) return false;
-  return a.offset < b.offset + bytes && b.offset < a.offset + bytes;
-}
-
 }  // namespace
 
-MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bool with_values) {
+MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bool with_values, KeyType key_type) {
   MemoryRequirements r{};
-  r.keys_temp_size = VkDeviceSize{std::max(1u, max_count)} * 4;
-  r.values_temp_size = with_values ? r.keys_temp_size : 0;
+  r.keys_temp_size = VkDeviceSize{std::max(1u, max_count)} * keyBytes(key_type);
+  r.values_temp_size = with_values ? VkDeviceSize{std::max(1u, max_count)} * 4 : 0;
   r.internal_size = internalSize(s, max_count);
   r.alignment = kAlignment;
   r.usage = kUsage;
+  r.internal_usage = kUsage | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
   return r;
 }
 
 const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
-  if (info.begin_bit > info.end_bit || info.end_bit > 32)
-    return "The bit range must satisfy begin_bit <= end_bit <= 32.";
+  if (static_cast<uint32_t>(info.key_type) > static_cast<uint32_t>(KeyType::kU64)) return "Unknown key type.";
+  if (info.begin_bit > info.end_bit || info.end_bit > keyBits(info.key_type))
+    return "The bit range must satisfy begin_bit <= end_bit <= 32 (64 for kU64 keys).";
+  const bool with_values = info.values.buffer != VK_NULL_HANDLE;
+  if (info.argsort && (!with_values || info.begin_bit == info.end_bit))
+    return "argsort needs values and values_temp buffers and a non-empty bit range.";
   if (info.count == 0 || info.begin_bit == info.end_bit) return nullptr;
   if (info.count > s->properties.max_count) return "The count exceeds the largest count this device can sort.";
-  const VkDeviceSize bytes = VkDeviceSize{info.count} * 4;
-  const bool with_values = info.values.buffer != VK_NULL_HANDLE;
+  const VkDeviceSize key_bytes = VkDeviceSize{info.count} * keyBytes(info.key_type);
+  const VkDeviceSize value_bytes = VkDeviceSize{info.count} * 4;
   if (!info.keys.buffer || !info.keys_temp.buffer || !info.internal.buffer)
     return "keys, keys_temp and internal buffers are required.";
   if (with_values && !info.values_temp.buffer) return "values_temp is required when values are given.";
   for (const BufferRange* r : {&info.keys, &info.keys_temp, &info.values, &info.values_temp, &info.internal})
     if (r->offset % kAlignment) return "Buffer offsets must be multiples of MemoryRequirements::alignment (16 bytes).";
-  if (tooSmall(info.keys, bytes) || tooSmall(info.keys_temp, bytes)) return "A keys buffer is smaller than count * 4 bytes.";
-  if (with_values && (tooSmall(info.values, bytes) || tooSmall(info.values_temp, bytes)))
+  if (tooSmall(info.keys, key_bytes) || tooSmall(info.keys_temp, key_bytes))
+    return "A keys buffer is smaller than count keys.";
+  if (with_values && (tooSmall(info.values, value_bytes) || tooSmall(info.values_temp, value_bytes)))
     return "A values buffer is smaller than count * 4 bytes.";
-  if (tooSmall(info.internal, internalSize(s, info.count)))
+  const VkDeviceSize internal_bytes = internalSize(s, info.count);
+  if (tooSmall(info.internal, internal_bytes))
     return "The internal buffer is smaller than getMemoryRequirements() asks for this count.";
   for (const BufferRange* r : {&info.keys, &info.keys_temp, &info.values, &info.values_temp, &info.internal})
     if (r->buffer && addressOf(s, *r) % kAlignment)
       return "A buffer's device address is not 16-byte aligned; bind its memory at a 16-byte aligned offset.";
-  const BufferRange* data[] = {&info.keys, &info.keys_temp, &info.values, &info.values_temp};
-  for (int i = 0; i < 4; ++i)
-    for (int j = i + 1; j < 4; ++j)
-      if (data[i]->buffer && overlaps(*data[i], *data[j], bytes)) return "The keys, values and temp buffers overlap.";
-  for (const BufferRange* r : data)
-    if (r->buffer && overlaps(*r, info.internal, std::max(bytes, internalSize(s, info.count))))
-      return "The internal buffer overlaps a keys or values buffer.";
+  const std::pair<const BufferRange*, VkDeviceSize> data[] = {
+      {&info.keys, key_bytes}, {&info.keys_temp, key_bytes}, {&info.values, value_bytes},
+      {&info.values_temp, value_bytes}, {&info.internal, internal_bytes}};
+  for (size_t i = 0; i < std::size(data); ++i)
+    for (size_t j = i + 1; j < std::size(data); ++j)
+      if (data[i].first->buffer && overlaps(*data[i].first, data[i].second, *data[j].first, data[j].second))
+        return "The keys, values, temp and internal buffers must not overlap.";
   return nullptr;
 }
 
 namespace {
 
-
-// Orders one pass's shader writes before the next pass's shader reads and writes.
+// Orders one dispatch's shader writes before the next dispatch's shader reads and writes, and
+// before the indirect dispatches read their grid from the state block.
 void computeToComputeBarrier(const Sorter* s, VkCommandBuffer cmd) {
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  s->fn.cmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                           &barrier, 0, nullptr, 0, nullptr);
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
+  s->fn.cmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, 0, 1, &barrier, 0,
+                           nullptr, 0, nullptr);
 }
 
 void beginLabel(const Sorter* s, VkCommandBuffer cmd, const char* name) {
@@ -385,69 +452,105 @@ void endLabel(const Sorter* s, VkCommandBuffer cmd) {
   if (s->fn.cmdEndDebugUtilsLabel) s->fn.cmdEndDebugUtilsLabel(cmd);
 }
 
-void dispatchTiles(const Sorter* s, VkCommandBuffer cmd, uint32_t tiles) {
-  const uint32_t x = std::min(tiles, s->max_groups_x);
-  s->fn.cmdDispatch(cmd, x, divCeil(tiles, x), 1);
+uint32_t keyFlags(const SortInfo& info) {
+  uint32_t flags = info.descending ? VREN_RADIX_FLAG_DESCENDING : 0;
+  if (info.key_type == KeyType::kI32) flags |= VREN_RADIX_FLAG_SIGNED;
+  if (info.key_type == KeyType::kF32) flags |= VREN_RADIX_FLAG_FLOAT;
+  if (info.values.buffer) flags |= VREN_RADIX_FLAG_VALUES;
+  return flags;
 }
 
-}  // namespace
-
-SortResult cmdSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info) {
+SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
   assert(validateSortInfo(s, info) == nullptr);
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
   const uint32_t passes = info.count == 0 ? 0 : passCount(info.begin_bit, info.end_bit);
   SortResult result{passes, passes % 2 == 1, passes % 2 ? info.keys_temp : info.keys,
                     with_values ? (passes % 2 ? info.values_temp : info.values) : BufferRange{}};
-  if (info.timestamp_pool)
-    // Written once all earlier commands are done, so the interval holds the sort alone.
-    s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, info.first_query);
-
-  // Each pass p sorts by digit p, from one ping-pong buffer into the other:
-  //   1. count   keys per digit per tile          -> internal.counts   | barrier
-  //   2. scan    digit-major counts, exclusive    -> internal.counts   | barrier
-  //   3. scatter rank within tile, write globally -> the other buffer  | barrier (not after the last)
-  const VkDeviceAddress keys[2] = {addressOf(s, info.keys), addressOf(s, info.keys_temp)};
-  const VkDeviceAddress values[2] = {addressOf(s, info.values), addressOf(s, info.values_temp)};
-  PassConstants pc{};
-  pc.counts = addressOf(s, info.internal);
-  pc.count = info.count;
-  pc.num_tiles = tileCount(s, info.count);
-  pc.flags = info.descending ? VREN_RADIX_FLAG_DESCENDING : 0;
-  uint32_t query = info.first_query + 1;
-  auto stepDone = [&] {
-    if (info.timestamp_pool && info.timestamp_every_dispatch)
+  const bool every_dispatch = info.timestamp_pool && info.timestamp_every_dispatch;
+  uint32_t query = info.first_query;
+  auto timestamp = [&](bool when) {
+    if (info.timestamp_pool && when)
       s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, query++);
   };
-  if (passes) beginLabel(s, cmd, "vren_radix sort");
-  for (uint32_t p = 0; p < passes; ++p) {
-    pc.shift = info.begin_bit + p * VREN_RADIX_DIGIT_BITS;
+  // Written once all earlier commands are done, so the interval holds the sort alone.
+  timestamp(true);
+  if (passes == 0) {
+    timestamp(true);
+    return result;
+  }
+  const KeyPipelines& p = pipelinesFor(s, info.key_type);
+  const VkBuffer internal = info.internal.buffer;
+  const VkDeviceSize grid = info.internal.offset + 4 * VREN_RADIX_STATE_TILE_GRID;
+
+  // 1. setup    count (maybe from the GPU), tiles, dispatch grid, pass 0 input  | barrier
+  //    then per pass p, from one ping-pong buffer into the other:
+  // 2. count    keys per digit per tile                 -> internal counts        | barrier
+  // 3. scan     digit-major counts, exclusive; skip?    -> internal counts, state | barrier
+  // 4. scatter  rank within tile, write globally        -> the other buffer       | barrier
+  // 5. copy     only if skipped passes left the result in the other buffer
+  PassConstants pc{};
+  pc.keys[0] = addressOf(s, info.keys);
+  pc.keys[1] = addressOf(s, info.keys_temp);
+  pc.values[0] = addressOf(s, info.values);
+  pc.values[1] = addressOf(s, info.values_temp);
+  pc.internal = addressOf(s, info.internal);
+  pc.count_address = count_buffer ? addressOf(s, *count_buffer) : 0;
+  pc.count = info.count;
+  pc.max_groups_x = s->max_groups_x;
+  pc.result_parity = passes % 2;
+  const uint32_t flags = keyFlags(info) | (count_buffer ? VREN_RADIX_FLAG_INDIRECT : 0);
+  beginLabel(s, cmd, "vren_radix sort");
+
+  pc.flags = flags;
+  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.setup);
+  s->fn.cmdDispatch(cmd, 1, 1, 1);
+  computeToComputeBarrier(s, cmd);
+
+  for (uint32_t pass = 0; pass < passes; ++pass) {
+    pc.pass = pass;
+    pc.shift = info.begin_bit + pass * VREN_RADIX_DIGIT_BITS;
     pc.digit_mask = (1u << std::min<uint32_t>(VREN_RADIX_DIGIT_BITS, info.end_bit - pc.shift)) - 1;
-    pc.keys_in = keys[p % 2];
-    pc.keys_out = keys[1 - p % 2];
-    pc.values_in = with_values ? values[p % 2] : 0;
-    pc.values_out = with_values ? values[1 - p % 2] : 0;
+    // Argsort: the first pass makes the indices, so it must not be skipped.
+    pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0);
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
 
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->count);
-    dispatchTiles(s, cmd, pc.num_tiles);
-    stepDone();
+    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.count);
+    s->fn.cmdDispatchIndirect(cmd, internal, grid);
+    timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
     s->fn.cmdDispatch(cmd, VREN_RADIX_BINS, 1, 1);
-    stepDone();
+    timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, with_values ? s->scatter_pairs : s->scatter_keys);
-    dispatchTiles(s, cmd, pc.num_tiles);
-    stepDone();
-    if (p + 1 < passes) computeToComputeBarrier(s, cmd);
+    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, with_values ? p.scatter_pairs : p.scatter_keys);
+    s->fn.cmdDispatchIndirect(cmd, internal, grid);
+    timestamp(every_dispatch);
+    computeToComputeBarrier(s, cmd);
   }
-  if (passes) endLabel(s, cmd);
 
-  if (info.timestamp_pool && !info.timestamp_every_dispatch)
-    s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, info.first_query + 1);
+  pc.pass = passes;
+  pc.flags = flags;
+  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.copy);
+  s->fn.cmdDispatchIndirect(cmd, internal, grid);
+  endLabel(s, cmd);
+  timestamp(true);
   return result;
+}
+
+}  // namespace
+
+SortResult cmdSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info) {
+  return recordSort(s, cmd, info, nullptr);
+}
+
+SortResult cmdSortIndirect(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info,
+                           const BufferRange& count_buffer) {
+  assert(count_buffer.buffer && count_buffer.offset % 4 == 0);
+  return recordSort(s, cmd, info, &count_buffer);
 }
 
 }  // namespace vren::radix

@@ -8,7 +8,7 @@ namespace vren::radix::detail {
 namespace {
 
 constexpr uint32_t kVendorNvidia = 0x10DE;
-constexpr uint32_t kMaxTileSize = 32768;  // keeps the packed 16-bit bin counters from overflowing
+constexpr uint32_t kMaxTileSize = 32768;  // far beyond what shared memory allows today
 
 constexpr TuningConfig kDefault = {256, 8};  // fits 32 KiB of shared memory with values
 // H200, 2^26 uniform u32: keys 4.01 ms / pairs 5.43 ms with 256x4, against 5.42 / 7.78 ms with
@@ -27,14 +27,14 @@ TuningConfig defaultTuning(uint32_t vendor_id) {
   return vendor_id == kVendorNvidia ? kNvidia : kDefault;
 }
 
-uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values) {
+uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words) {
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
-  const uint32_t tile_bytes = 4 * tile * (with_values ? 2 : 1) + (with_values ? 0 : 4);
+  const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + (with_values ? 0 : 4);
   const uint32_t rank_bytes = 4 * VREN_RADIX_BINS * max_subgroups * (tuning.keys_per_thread + 1);
-  return tile_bytes + rank_bytes + 3 * 4 * VREN_RADIX_BINS;
+  return tile_bytes + rank_bytes + 2 * 4 * VREN_RADIX_BINS;
 }
 
-TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits) {
+TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits, uint32_t key_words) {
   const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
   tuning.workgroup_size = floorPow2(std::min(std::max(tuning.workgroup_size, 32u), limits.max_workgroup_size));
   tuning.workgroup_size = std::max(tuning.workgroup_size, std::min(min_subgroup, 32u));
@@ -42,7 +42,8 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits) {
   while (tuning.workgroup_size * tuning.keys_per_thread > kMaxTileSize && tuning.keys_per_thread > 1)
     tuning.keys_per_thread /= 2;
   const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / min_subgroup);
-  while (scatterSharedBytes(tuning, max_subgroups, true) > limits.max_shared_memory && tuning.keys_per_thread > 1)
+  while (scatterSharedBytes(tuning, max_subgroups, true, key_words) > limits.max_shared_memory &&
+         tuning.keys_per_thread > 1)
     tuning.keys_per_thread /= 2;
   return tuning;
 }

@@ -22,10 +22,12 @@ TuningConfig defaultTuning(uint32_t vendor_id);
 
 uint32_t floorPow2(uint32_t v);
 
-// Shared memory of the scatter pass with values, the largest of the passes.
-uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values);
+// Shared memory of the scatter pass (radix_scatter.comp's map), the largest of the passes, for
+// keys of key_words 32-bit words.
+uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words);
 
-// Rounds to powers of two and shrinks until the device can run it; tile <= 32768 keys.
-TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits);
+// Rounds to powers of two and shrinks until the device can run it with values and keys of
+// key_words words; tile <= 32768 keys.
+TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits, uint32_t key_words);
 
 }  // namespace vren::radix::detail

@@ -47,9 +47,15 @@ struct ContextOptions {
 };
 
 struct SortOptions {
+  KeyType key_type = KeyType::kU32;  // kU64: the key span holds two words (low, high) per key
   uint32_t begin_bit = 0;
-  uint32_t end_bit = 32;
+  uint32_t end_bit = 32;             // 64 for all bits of kU64 keys
   bool descending = false;
+  bool argsort = false;              // values receive the permutation; their input is ignored
+  // cmdSortIndirect: the count is written to a GPU buffer and read there (clamped to the number
+  // of keys given, which sizes the memory). Elements past it come back unspecified.
+  bool gpu_count = false;
+  uint32_t gpu_count_value = 0;
 };
 
 // A buffer made by Context::createBuffer: device-local, or host-visible and mapped.

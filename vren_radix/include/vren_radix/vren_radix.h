@@ -29,6 +29,14 @@ namespace vren::radix {
 
 struct Sorter;
 
+// Key types. Signed and float keys are ordered through an order-preserving map to unsigned
+// integers applied on the fly: the stored keys come back unchanged.
+//   kI32: two's complement.
+//   kF32: IEEE-754 total order: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN (NaNs with the
+//         sign bit set come first, by payload, those without it last).
+//   kU64: 64-bit keys (two little-endian u32 words each), with u32 values; up to 16 passes.
+enum class KeyType : uint32_t { kU32, kI32, kF32, kU64 };
+
 // Per-device tuning. A tile is workgroup_size * keys_per_thread keys (at most 32768).
 struct TuningConfig {
   uint32_t workgroup_size = 256;
@@ -55,8 +63,9 @@ struct SorterCreateInfo {
 };
 
 struct SorterProperties {
-  TuningConfig tuning;
-  uint32_t tile_size;          // keys per workgroup
+  TuningConfig tuning;         // 32-bit keys
+  TuningConfig tuning_u64;     // 64-bit keys (shared memory holds twice the key bytes)
+  uint32_t tile_size;          // keys per workgroup, 32-bit keys
   uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
   uint32_t max_count;          // largest count this device can sort
 };
@@ -68,16 +77,18 @@ void destroySorter(Sorter* sorter);
 SorterProperties getSorterProperties(const Sorter* sorter);
 
 struct MemoryRequirements {
-  VkDeviceSize keys_temp_size;    // ping-pong partner of the keys
-  VkDeviceSize values_temp_size;  // ping-pong partner of the values (0 without values)
-  VkDeviceSize internal_size;     // per-tile digit counts and their scan
-  VkDeviceSize alignment;         // every BufferRange offset must be a multiple of this
-  VkBufferUsageFlags usage;       // every buffer passed to cmdSort needs these, the caller's too
+  VkDeviceSize keys_temp_size;       // ping-pong partner of the keys
+  VkDeviceSize values_temp_size;     // ping-pong partner of the values (0 without values)
+  VkDeviceSize internal_size;        // sort state, per-tile digit counts and their scan
+  VkDeviceSize alignment;            // every BufferRange offset must be a multiple of this
+  VkBufferUsageFlags usage;          // every buffer passed to cmdSort needs these, the caller's too
+  VkBufferUsageFlags internal_usage; // the internal buffer: usage plus INDIRECT_BUFFER
 };
 
-// Sizes for sorting up to max_count elements. max_count must not exceed
+// Sizes for sorting up to max_count elements of key_type. max_count must not exceed
 // getSorterProperties().max_count.
-MemoryRequirements getMemoryRequirements(const Sorter* sorter, uint32_t max_count, bool with_values);
+MemoryRequirements getMemoryRequirements(const Sorter* sorter, uint32_t max_count, bool with_values,
+                                         KeyType key_type = KeyType::kU32);
 
 struct BufferRange {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -86,26 +97,31 @@ struct BufferRange {
 };
 
 struct SortInfo {
-  uint32_t count = 0;
-  BufferRange keys;         // count u32 keys; may receive the result
-  BufferRange keys_temp;    // count u32; may receive the result
+  uint32_t count = 0;       // cmdSortIndirect: the largest count the GPU-side count may be
+  KeyType key_type = KeyType::kU32;
+  BufferRange keys;         // count keys; may receive the result
+  BufferRange keys_temp;    // room for count keys; may receive the result
   BufferRange values;       // optional: count u32 values moved with their keys
   BufferRange values_temp;  // required with values
   BufferRange internal;     // getMemoryRequirements().internal_size bytes for count
-  // Sort by bits [begin_bit, end_bit) of the key only: ceil((end - begin) / 4) passes.
+  // Sort by bits [begin_bit, end_bit) of the key only: ceil((end - begin) / 4) passes. end_bit
+  // is at most 32, or 64 for kU64 keys.
   uint32_t begin_bit = 0;
   uint32_t end_bit = 32;
   bool descending = false;  // still stable: equal keys keep their input order
+  // Argsort: values receives each key's input index (0, 1, ...) moved with the key; the values
+  // buffer's input is not read. Needs values and values_temp, and begin_bit < end_bit.
+  bool argsort = false;
   // Optional: two timestamps (first_query, first_query + 1) around the recorded passes. With
-  // timestamp_every_dispatch, 1 + 3 * passes timestamps instead: the start, then one after each
-  // pass's count, scan and scatter dispatch (a profile of where the time goes).
+  // timestamp_every_dispatch, 2 + 3 * passes timestamps instead: the start, one after each
+  // pass's count, scan and scatter dispatch (a profile of where the time goes), and the end.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
   bool timestamp_every_dispatch = false;
 };
 
 struct SortResult {
-  uint32_t passes;     // radix passes recorded
+  uint32_t passes;     // radix passes recorded (some may be skipped on the GPU, see cmdSort)
   bool in_temp;        // odd pass count: the sorted data is in keys_temp / values_temp
   BufferRange keys;    // the buffer holding the sorted keys
   BufferRange values;  // the buffer holding the sorted values (if any)
@@ -115,6 +131,11 @@ struct SortResult {
 const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
 
 // Records the sort into `cmd`. Records only: no allocation, submission or wait.
+//
+// A pass whose digit is the same for every key is detected on the GPU from the counts and
+// skips its scatter; if skipping leaves the data in the other ping-pong buffer, a copy at the
+// end moves it to the buffer named in the result, so the result is where it says whatever the
+// data.
 //
 // Synchronisation contract:
 // - First access: the first pass reads keys/values and writes keys_temp/values_temp and
@@ -130,7 +151,14 @@ const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
 // Preconditions (checked by validateSortInfo, asserted in debug builds):
 // count must be <= the max_count the buffers were sized for; buffers must have
 // MemoryRequirements::usage; offsets must be multiples of MemoryRequirements::alignment;
-// keys/values and their temps must not overlap; begin_bit < end_bit <= 32 (or equal: no-op).
+// keys/values and their temps must not overlap; begin_bit <= end_bit <= key bits.
 SortResult cmdSort(const Sorter* sorter, VkCommandBuffer cmd, const SortInfo& info);
+
+// Like cmdSort, with the element count read on the GPU from the u32 at count_buffer (written by
+// earlier GPU work, e.g. a compaction), clamped to info.count, which the buffers are sized for.
+// Adds to the contract: the count is read at COMPUTE_SHADER / SHADER_READ before anything else.
+// count_buffer needs MemoryRequirements::usage and a 4-byte aligned offset.
+SortResult cmdSortIndirect(const Sorter* sorter, VkCommandBuffer cmd, const SortInfo& info,
+                           const BufferRange& count_buffer);
 
 }  // namespace vren::radix
