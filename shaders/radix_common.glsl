@@ -29,8 +29,8 @@ uint tile_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupI
 #ifdef VREN_RADIX_KEY64
 #define Key uvec2
 const Key NO_KEY = uvec2(0xFFFFFFFFu);
-Key load_key(Uints keys_buffer, uint i) { return uvec2(keys_buffer.data[2u * i], keys_buffer.data[2u * i + 1u]); }
-void store_key(Uints keys_buffer, uint i, Key key) {
+Key load_key(ReadUints keys_buffer, uint i) { return uvec2(keys_buffer.data[2u * i], keys_buffer.data[2u * i + 1u]); }
+void store_key(WriteUints keys_buffer, uint i, Key key) {
   keys_buffer.data[2u * i] = key.x;
   keys_buffer.data[2u * i + 1u] = key.y;
 }
@@ -42,8 +42,8 @@ uint bits_from(Key key, uint shift) {
 #else
 #define Key uint
 const Key NO_KEY = 0xFFFFFFFFu;
-Key load_key(Uints keys_buffer, uint i) { return keys_buffer.data[i]; }
-void store_key(Uints keys_buffer, uint i, Key key) { keys_buffer.data[i] = key; }
+Key load_key(ReadUints keys_buffer, uint i) { return keys_buffer.data[i]; }
+void store_key(WriteUints keys_buffer, uint i, Key key) { keys_buffer.data[i] = key; }
 // Signed and float keys are ordered through a bijection to unsigned order, applied on the fly:
 // stored keys are never changed, so no pass needs to transform them back.
 uint bits_from(Key key, uint shift) {

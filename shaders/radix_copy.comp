@@ -23,10 +23,14 @@ void main() {
   const uint tile_begin = tile * tile_size;
   const uint tile_keys = min(tile_size, element_count() - tile_begin);
   const bool with_values = (pc.flags & VREN_RADIX_FLAG_VALUES) != 0u;
+  ReadUints keys_in = ReadUints(pc.keys[source]);
+  WriteUints keys_out = WriteUints(pc.keys[pc.result_parity]);
   for (uint slot = gl_LocalInvocationIndex; slot < tile_keys * KEY_WORDS; slot += gl_WorkGroupSize.x)
-    pc.keys[pc.result_parity].data[tile_begin * KEY_WORDS + slot] = pc.keys[source].data[tile_begin * KEY_WORDS + slot];
+    keys_out.data[tile_begin * KEY_WORDS + slot] = keys_in.data[tile_begin * KEY_WORDS + slot];
   if (with_values) {
+    ReadUints values_in = ReadUints(pc.values[source]);
+    WriteUints values_out = WriteUints(pc.values[pc.result_parity]);
     for (uint slot = gl_LocalInvocationIndex; slot < tile_keys; slot += gl_WorkGroupSize.x)
-      pc.values[pc.result_parity].data[tile_begin + slot] = pc.values[source].data[tile_begin + slot];
+      values_out.data[tile_begin + slot] = values_in.data[tile_begin + slot];
   }
 }

@@ -42,6 +42,7 @@ void main() {
   const uint tile_keys = min(tile_size, element_count() - tile_begin);
   const uint thread = gl_LocalInvocationIndex;
   const uint input_parity = parity(pc.pass);
+  ReadUints keys_in = ReadUints(pc.keys[input_parity]);
   if (tile == 0u && thread == 0u) pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = input_parity ^ 1u;
 
   // 1. Count this thread's share of the tile into the subgroup's counters.
@@ -50,7 +51,7 @@ void main() {
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // counters zeroed before the first add
   if (VECTOR_LOADS && tile_keys == tile_size) {
-    Uvec4s keys4 = Uvec4s(pc.keys[input_parity]);
+    ReadUvec4s keys4 = ReadUvec4s(pc.keys[input_parity]);
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
       const uvec4 k = keys4.data[tile_begin / 4u + i * gl_WorkGroupSize.x + thread];
       [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(Key(k[j])), true, subgroup_bins);
@@ -59,7 +60,7 @@ void main() {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const uint slot = i * gl_WorkGroupSize.x + thread;
       const bool valid = slot < tile_keys;
-      count_key(valid ? bin_of(load_key(pc.keys[input_parity], tile_begin + slot)) : 0u, valid, subgroup_bins);
+      count_key(valid ? bin_of(load_key(keys_in, tile_begin + slot)) : 0u, valid, subgroup_bins);
     }
   }
   barrier();  // every subgroup's counters visible to the per-bin threads

@@ -46,7 +46,10 @@ void main() {
   if (tile >= tile_count()) return;  // uniform per workgroup: the 2D grid's overhang
   const uint source = parity(pc.pass);
   if (parity(pc.pass + 1u) == source) return;  // skipped: every key has the same digit
-  const uint destination = source ^ 1u;
+  ReadUints keys_in = ReadUints(pc.keys[source]);
+  ReadUints values_in = ReadUints(pc.values[source]);
+  WriteUints keys_out = WriteUints(pc.keys[source ^ 1u]);
+  WriteUints values_out = WriteUints(pc.values[source ^ 1u]);
   const uint tile_begin = tile * TILE_SIZE;
   const uint tile_keys = min(TILE_SIZE, element_count() - tile_begin);
   const uint thread = gl_LocalInvocationIndex;
@@ -66,8 +69,8 @@ void main() {
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
     const bool valid = slot < tile_keys;
-    keys[i] = valid ? load_key(pc.keys[source], tile_begin + slot) : NO_KEY;
-    if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (valid ? pc.values[source].data[tile_begin + slot] : 0u);
+    keys[i] = valid ? load_key(keys_in, tile_begin + slot) : NO_KEY;
+    if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (valid ? values_in.data[tile_begin + slot] : 0u);
     // Slots past the end take the last bin: behind every real key of the tile, never written.
     const uint bin = valid ? bin_of(keys[i]) : PADDING_BIN;
     const uvec4 peers = peers_of(bin, true);
@@ -139,8 +142,8 @@ void main() {
     if (slot < tile_keys) {
       const Key key = s_keys[slot];
       const uint index = s_bin_destination[bin_of(key)] + slot;
-      store_key(pc.keys[destination], index, key);
-      if (WITH_VALUES) pc.values[destination].data[index] = s_values[slot];
+      store_key(keys_out, index, key);
+      if (WITH_VALUES) values_out.data[index] = s_values[slot];
     }
   }
 }

@@ -54,8 +54,12 @@ static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match th
 }  // namespace vren::radix::detail
 #else
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Uints { uint data[]; };
-// The same memory 16 bytes at a time; keys and values buffers are 16-byte aligned.
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer Uvec4s { uvec4 data[]; };
+// A pass reads one ping-pong buffer and writes the other: views that say so let the compiler
+// use read-only loads.
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ReadUints { uint data[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer WriteUints { uint data[]; };
+// 16 bytes at a time; keys and values buffers are 16-byte aligned.
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ReadUvec4s { uvec4 data[]; };
 
 layout(push_constant, std430) uniform PassConstants {
   Uints keys[2];
