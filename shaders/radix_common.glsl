@@ -44,19 +44,17 @@ uint bits_from(Key key, uint shift) {
 const Key NO_KEY = 0xFFFFFFFFu;
 Key load_key(ReadUints keys_buffer, uint i) { return keys_buffer.data[i]; }
 void store_key(WriteUints keys_buffer, uint i, Key key) { keys_buffer.data[i] = key; }
-// Signed and float keys are ordered through a bijection to unsigned order, applied on the fly:
-// stored keys are never changed, so no pass needs to transform them back.
+// Signed and float keys are ordered through a bijection to unsigned order, applied on the fly
+// (i32: flip the sign bit; f32: flip every bit of negatives, the sign bit of the rest): stored
+// keys are never changed, so no pass needs to map them back.
 uint bits_from(Key key, uint shift) {
-  if ((pc.flags & VREN_RADIX_FLAG_SIGNED) != 0u) key ^= 0x80000000u;
-  if ((pc.flags & VREN_RADIX_FLAG_FLOAT) != 0u) key ^= (key >> 31u) != 0u ? 0xFFFFFFFFu : 0x80000000u;
+  key ^= (uint(int(key) >> 31) & pc.negative_flip) | pc.key_flip;
   return key >> shift;
 }
 #endif
 
-uint bin_of(Key key) {
-  const uint digit = bits_from(key, pc.shift) & pc.digit_mask;
-  return (pc.flags & VREN_RADIX_FLAG_DESCENDING) != 0u ? pc.digit_mask - digit : digit;
-}
+// Descending order reverses the bins: digit_mask - digit, as an XOR with the all-ones mask.
+uint bin_of(Key key) { return (bits_from(key, pc.shift) & pc.digit_mask) ^ pc.bin_flip; }
 
 // Lanes of this subgroup whose bin equals this lane's, among the lanes that vote (bits past the
 // subgroup size are junk; the ballot bit counts ignore them).

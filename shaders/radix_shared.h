@@ -23,9 +23,6 @@
 #define VREN_RADIX_STATE_WORDS 64
 
 // PassConstants.flags
-#define VREN_RADIX_FLAG_DESCENDING 1u
-#define VREN_RADIX_FLAG_SIGNED 2u         // i32 keys: flip the sign bit
-#define VREN_RADIX_FLAG_FLOAT 4u          // f32 keys: IEEE total order
 #define VREN_RADIX_FLAG_INDEX_VALUES 8u   // this pass takes each key's input index as its value
 #define VREN_RADIX_FLAG_NEVER_SKIP 16u    // scatter even if every key has the same digit
 #define VREN_RADIX_FLAG_INDIRECT 32u      // setup reads the count from count_address
@@ -47,9 +44,14 @@ struct PassConstants {
   uint32_t flags;
   uint32_t max_groups_x;
   uint32_t result_parity;  // copy pass: the buffer the result must end in
+  // Order-preserving map of signed and float keys to unsigned, and descending order, as XORs:
+  // key ^= (negative ? negative_flip : 0) | key_flip; bin = digit ^ bin_flip.
+  uint32_t key_flip;
+  uint32_t negative_flip;
+  uint32_t bin_flip;
   uint32_t pad0;
 };
-static_assert(sizeof(PassConstants) == 80, "PassConstants must match the GLSL push-constant block");
+static_assert(sizeof(PassConstants) == 96, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");
 }  // namespace vren::radix::detail
 #else
@@ -73,6 +75,9 @@ layout(push_constant, std430) uniform PassConstants {
   uint flags;
   uint max_groups_x;
   uint result_parity;
+  uint key_flip;
+  uint negative_flip;
+  uint bin_flip;
   uint pad0;
 } pc;
 #endif

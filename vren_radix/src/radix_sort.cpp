@@ -187,7 +187,7 @@ bool inspectDevice(const SorterCreateInfo& info, detail::DeviceLimits& limits, u
                 "The device lacks subgroup arithmetic or ballot operations in compute shaders, which vren_radix needs.",
                 result, VK_ERROR_FEATURE_NOT_PRESENT);
   if (l.maxPushConstantsSize < sizeof(PassConstants))
-    return fail(why, "The device allows fewer than 80 bytes of push constants.", result, VK_ERROR_FEATURE_NOT_PRESENT);
+    return fail(why, "The device allows fewer than 96 bytes of push constants.", result, VK_ERROR_FEATURE_NOT_PRESENT);
 
   vendor_id = properties.properties.vendorID;
   subgroup_size = vk11.subgroupSize;
@@ -452,13 +452,7 @@ void endLabel(const Sorter* s, VkCommandBuffer cmd) {
   if (s->fn.cmdEndDebugUtilsLabel) s->fn.cmdEndDebugUtilsLabel(cmd);
 }
 
-uint32_t keyFlags(const SortInfo& info) {
-  uint32_t flags = info.descending ? VREN_RADIX_FLAG_DESCENDING : 0;
-  if (info.key_type == KeyType::kI32) flags |= VREN_RADIX_FLAG_SIGNED;
-  if (info.key_type == KeyType::kF32) flags |= VREN_RADIX_FLAG_FLOAT;
-  if (info.values.buffer) flags |= VREN_RADIX_FLAG_VALUES;
-  return flags;
-}
+
 
 SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
   assert(validateSortInfo(s, info) == nullptr);
@@ -498,7 +492,11 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   pc.count = info.count;
   pc.max_groups_x = s->max_groups_x;
   pc.result_parity = passes % 2;
-  const uint32_t flags = keyFlags(info) | (count_buffer ? VREN_RADIX_FLAG_INDIRECT : 0);
+  const uint32_t flags =
+      (with_values ? VREN_RADIX_FLAG_VALUES : 0) | (count_buffer ? VREN_RADIX_FLAG_INDIRECT : 0);
+  const bool signed_order = info.key_type == KeyType::kI32 || info.key_type == KeyType::kF32;
+  pc.key_flip = signed_order ? 0x80000000u : 0;
+  pc.negative_flip = info.key_type == KeyType::kF32 ? 0x7FFFFFFFu : 0;
   beginLabel(s, cmd, "vren_radix sort");
 
   pc.flags = flags;
@@ -511,6 +509,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     pc.pass = pass;
     pc.shift = info.begin_bit + pass * VREN_RADIX_DIGIT_BITS;
     pc.digit_mask = (1u << std::min<uint32_t>(VREN_RADIX_DIGIT_BITS, info.end_bit - pc.shift)) - 1;
+    pc.bin_flip = info.descending ? pc.digit_mask : 0;
     // Argsort: the first pass makes the indices, so it must not be skipped.
     pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0);
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
