@@ -1,0 +1,38 @@
+// Workgroup-wide exclusive sum of one uint per thread, in ordered-thread order
+// (gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID).
+//
+// The including shader declares MAX_SUBGROUPS (an upper bound on gl_NumSubgroups) and enables
+// GL_KHR_shader_subgroup_arithmetic. Every thread of the workgroup must call it (it holds
+// barriers); it may be called repeatedly.
+//
+// Shared memory: (MAX_SUBGROUPS + 1) * 4 bytes.
+
+shared uint s_scan_subgroup[MAX_SUBGROUPS];
+shared uint s_scan_total;
+
+uint workgroup_exclusive_add(uint value, out uint total) {
+  // 1. Scan inside each subgroup; publish subgroup sums.
+  const uint in_subgroup = subgroupExclusiveAdd(value);
+  const uint subgroup_sum = subgroupAdd(value);
+  if (subgroupElect()) s_scan_subgroup[gl_SubgroupID] = subgroup_sum;
+  barrier();  // subgroup sums visible to the first subgroup
+
+  // 2. The first subgroup scans the subgroup sums, gl_SubgroupSize at a time.
+  if (gl_SubgroupID == 0u) {
+    uint carry = 0u;
+    for (uint base = 0u; base < gl_NumSubgroups; base += gl_SubgroupSize) {
+      const uint i = base + gl_SubgroupInvocationID;
+      const uint sum = i < gl_NumSubgroups ? s_scan_subgroup[i] : 0u;
+      const uint prefix = subgroupExclusiveAdd(sum);
+      if (i < gl_NumSubgroups) s_scan_subgroup[i] = carry + prefix;
+      carry += subgroupAdd(sum);
+    }
+    if (subgroupElect()) s_scan_total = carry;
+  }
+  barrier();  // subgroup prefixes and the total visible to every thread
+
+  total = s_scan_total;
+  const uint result = s_scan_subgroup[gl_SubgroupID] + in_subgroup;
+  barrier();  // everyone has read the prefixes before a next call overwrites them
+  return result;
+}

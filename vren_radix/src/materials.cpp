@@ -1,0 +1,528 @@
+#include "vren_radix/materials.h"
+
+#include <algorithm>
+#include <cassert>
+#include <new>
+
+#include "materials_shared.h"
+#include "spirv/materials_count.h"
+#include "spirv/materials_offsets.h"
+#include "spirv/materials_pad.h"
+#include "spirv/materials_scan.h"
+#include "spirv/materials_scatter.h"
+
+namespace vren::radix {
+namespace {
+
+using detail::MaterialConstants;
+static_assert(sizeof(detail::MaterialDispatch) == sizeof(VkDispatchIndirectCommand));
+
+constexpr VkDeviceSize kAlignment = 16;
+constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+constexpr uint32_t kMaxRangeAlignment = 1024;
+constexpr uint32_t kMaxMaterialCount = 65536;
+constexpr uint32_t kMaxMinRounds = 64;
+// Count and scatter pipelines per histogram size (256, 4096, the device's largest), so that few
+// materials do not pay for the largest shared-memory footprint in occupancy.
+constexpr uint32_t kSmallHistogram = 256;
+constexpr uint32_t kMediumHistogram = 4096;
+constexpr uint32_t kMaxHistograms = 3;
+// The scatter pass walks the peer-group lists of every earlier subgroup in the workgroup, so the
+// default workgroup holds at most this many subgroups: 256 threads at 32 or 64 lanes, 64 at 8.
+// lavapipe, 8 lanes, 640x360 random IDs: scatter 15.8 ms at 64 threads vs 48.7 ms at 256.
+constexpr uint32_t kDefaultSubgroupsPerWorkgroup = 8;
+constexpr MaterialTuning kDefaultTuning = {256, 8};
+
+struct DeviceFunctions {
+  PFN_vkCreateShaderModule createShaderModule;
+  PFN_vkDestroyShaderModule destroyShaderModule;
+  PFN_vkCreatePipelineLayout createPipelineLayout;
+  PFN_vkDestroyPipelineLayout destroyPipelineLayout;
+  PFN_vkCreateComputePipelines createComputePipelines;
+  PFN_vkDestroyPipeline destroyPipeline;
+  PFN_vkGetBufferDeviceAddress getBufferDeviceAddress;
+  PFN_vkCmdBindPipeline cmdBindPipeline;
+  PFN_vkCmdPushConstants cmdPushConstants;
+  PFN_vkCmdDispatch cmdDispatch;
+  PFN_vkCmdPipelineBarrier cmdPipelineBarrier;
+  PFN_vkCmdWriteTimestamp cmdWriteTimestamp;
+  PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
+  PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
+};
+
+template <typename T>
+bool load(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, const char* name, T& out) {
+  out = reinterpret_cast<T>(gdpa(device, name));
+  return out != nullptr;
+}
+
+bool loadFunctions(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, DeviceFunctions& fn) {
+  bool ok = load(gdpa, device, "vkCreateShaderModule", fn.createShaderModule) &&
+            load(gdpa, device, "vkDestroyShaderModule", fn.destroyShaderModule) &&
+            load(gdpa, device, "vkCreatePipelineLayout", fn.createPipelineLayout) &&
+            load(gdpa, device, "vkDestroyPipelineLayout", fn.destroyPipelineLayout) &&
+            load(gdpa, device, "vkCreateComputePipelines", fn.createComputePipelines) &&
+            load(gdpa, device, "vkDestroyPipeline", fn.destroyPipeline) &&
+            load(gdpa, device, "vkCmdBindPipeline", fn.cmdBindPipeline) &&
+            load(gdpa, device, "vkCmdPushConstants", fn.cmdPushConstants) &&
+            load(gdpa, device, "vkCmdDispatch", fn.cmdDispatch) &&
+            load(gdpa, device, "vkCmdPipelineBarrier", fn.cmdPipelineBarrier) &&
+            load(gdpa, device, "vkCmdWriteTimestamp", fn.cmdWriteTimestamp);
+  if (!load(gdpa, device, "vkGetBufferDeviceAddress", fn.getBufferDeviceAddress))
+    ok = ok && load(gdpa, device, "vkGetBufferDeviceAddressKHR", fn.getBufferDeviceAddress);
+  load(gdpa, device, "vkCmdBeginDebugUtilsLabelEXT", fn.cmdBeginDebugUtilsLabel);
+  load(gdpa, device, "vkCmdEndDebugUtilsLabelEXT", fn.cmdEndDebugUtilsLabel);
+  return ok;
+}
+
+uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+uint32_t floorPow2(uint32_t v) {
+  uint32_t p = 1;
+  while (p <= v / 2) p *= 2;
+  return v == 0 ? 0 : p;
+}
+
+bool isPow2(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+VkResult fail(std::string* why, const char* message, VkResult code) {
+  if (why) *why = message;
+  return code;
+}
+
+// What the sorter needs to know about the device.
+struct DeviceFacts {
+  uint32_t subgroup_size = 0;           // what the passes run at
+  uint32_t required_subgroup_size = 0;  // 0: not pinned
+  uint32_t min_subgroup_size = 0;
+  uint32_t max_subgroup_size = 0;
+  uint32_t max_workgroup_size = 0;
+  uint32_t max_shared_memory = 0;
+  uint32_t max_groups_x = 0;
+  uint32_t max_groups_y = 0;
+  uint64_t max_allocation = 0;
+};
+
+VkResult inspectDevice(const MaterialSorterCreateInfo& info, DeviceFacts& d, std::string* why) {
+  auto getProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+      info.get_instance_proc_addr(info.instance, "vkGetPhysicalDeviceProperties2"));
+  if (!getProperties2)
+    return fail(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
+                VK_ERROR_INITIALIZATION_FAILED);
+  VkPhysicalDeviceSubgroupSizeControlProperties size_control{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  getProperties2(info.physical_device, &properties);
+  if (properties.properties.apiVersion < VK_API_VERSION_1_2)
+    return fail(why, "The device supports Vulkan 1.1 or older; the material sort needs Vulkan 1.2 (buffer device addresses).",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+  const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
+  properties.pNext = &vk11;
+  if (has_size_control) vk11.pNext = &size_control;
+  getProperties2(info.physical_device, &properties);
+  const VkPhysicalDeviceLimits& l = properties.properties.limits;
+
+  if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    return fail(why, "The device has no subgroup operations in compute shaders, which the material sort needs.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+  const VkSubgroupFeatureFlags needed =
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
+  if ((vk11.subgroupSupportedOperations & needed) != needed)
+    return fail(why,
+                "The device lacks subgroup arithmetic or ballot operations in compute shaders (subgroupMin, "
+                "subgroupBallot), which the material sort needs.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+  if (l.maxPushConstantsSize < sizeof(MaterialConstants))
+    return fail(why, "The device allows fewer than 80 bytes of push constants.", VK_ERROR_FEATURE_NOT_PRESENT);
+
+  d.subgroup_size = vk11.subgroupSize;
+  d.min_subgroup_size = vk11.subgroupSize;
+  d.max_subgroup_size = vk11.subgroupSize;
+  if (has_size_control) {
+    d.min_subgroup_size = std::min(d.min_subgroup_size, size_control.minSubgroupSize);
+    d.max_subgroup_size = std::max(d.max_subgroup_size, size_control.maxSubgroupSize);
+  }
+  d.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
+  if (info.subgroup_size_control_enabled && has_size_control &&
+      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    const uint32_t chosen = info.required_subgroup_size ? info.required_subgroup_size : size_control.maxSubgroupSize;
+    if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || !isPow2(chosen))
+      return fail(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
+                  VK_ERROR_FEATURE_NOT_PRESENT);
+    d.required_subgroup_size = chosen;
+    d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = chosen;
+    d.max_workgroup_size = std::min(d.max_workgroup_size, chosen * size_control.maxComputeWorkgroupSubgroups);
+  }
+  d.min_subgroup_size = std::max(1u, d.min_subgroup_size);
+  d.max_shared_memory = l.maxComputeSharedMemorySize;
+  d.max_groups_x = l.maxComputeWorkGroupCount[0];
+  d.max_groups_y = l.maxComputeWorkGroupCount[1];
+  d.max_allocation = vk11.maxMemoryAllocationSize;
+  return VK_SUCCESS;
+}
+
+// Shared memory of the scatter pass, the largest of the passes.
+uint32_t scatterSharedBytes(uint32_t histogram, uint32_t workgroup_size, uint32_t max_subgroups) {
+  return 4 * histogram + 12 * workgroup_size + 4 * max_subgroups;
+}
+
+MaterialTuning clampTuning(MaterialTuning t, const DeviceFacts& d) {
+  // A power of two, holding whole subgroups of the largest size the device may pick.
+  t.workgroup_size = floorPow2(std::clamp(t.workgroup_size, 32u, std::max(32u, d.max_workgroup_size)));
+  t.workgroup_size = std::max(t.workgroup_size, floorPow2(d.max_subgroup_size));
+  t.min_rounds = std::clamp(t.min_rounds, 1u, kMaxMinRounds);
+  return t;
+}
+
+}  // namespace
+
+struct MaterialSorter {
+  VkDevice device = VK_NULL_HANDLE;
+  const VkAllocationCallbacks* allocator = nullptr;
+  DeviceFunctions fn{};
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  // count and scatter per histogram size, ascending.
+  uint32_t histogram_sizes[kMaxHistograms] = {};
+  uint32_t histogram_count = 0;
+  VkPipeline count[kMaxHistograms] = {};
+  VkPipeline scatter[kMaxHistograms] = {};
+  VkPipeline scan = VK_NULL_HANDLE;
+  VkPipeline offsets = VK_NULL_HANDLE;
+  VkPipeline pad = VK_NULL_HANDLE;
+  MaterialSorterProperties properties{};
+  uint32_t max_groups_y = 0;
+};
+
+namespace {
+
+struct PipelineSpec {
+  const uint32_t* code;
+  size_t code_size;
+  uint32_t histogram_size;
+};
+
+VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const PipelineSpec& spec, uint32_t max_subgroups,
+                        uint32_t required_subgroup_size, VkPipeline* out) {
+  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module_info.codeSize = spec.code_size;
+  module_info.pCode = spec.code;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkResult result = s.fn.createShaderModule(s.device, &module_info, s.allocator, &module);
+  if (result != VK_SUCCESS) return result;
+
+  const uint32_t values[] = {s.properties.tuning.workgroup_size, max_subgroups, spec.histogram_size};
+  const VkSpecializationMapEntry entries[] = {
+      {VREN_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4},
+      {VREN_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
+      {VREN_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4},
+  };
+  VkSpecializationInfo specialization{3, entries, sizeof(values), values};
+
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup_size{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  subgroup_size.requiredSubgroupSize = required_subgroup_size;
+
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = module;
+  info.stage.pName = "main";
+  info.stage.pSpecializationInfo = &specialization;
+  if (required_subgroup_size != 0) {
+    info.stage.pNext = &subgroup_size;
+    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
+  info.layout = s.layout;
+  result = s.fn.createComputePipelines(s.device, cache, 1, &info, s.allocator, out);
+  s.fn.destroyShaderModule(s.device, module, s.allocator);
+  if (result != VK_SUCCESS) *out = VK_NULL_HANDLE;
+  return result;
+}
+
+}  // namespace
+
+VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSorter** out, std::string* why) {
+  if (!out) return VK_ERROR_INITIALIZATION_FAILED;
+  *out = nullptr;
+  if (!info.device || !info.physical_device || !info.instance || !info.get_instance_proc_addr)
+    return fail(why, "MaterialSorterCreateInfo needs instance, physical_device, device and get_instance_proc_addr.",
+                VK_ERROR_INITIALIZATION_FAILED);
+
+  DeviceFacts facts;
+  if (VkResult r = inspectDevice(info, facts, why); r != VK_SUCCESS) return r;
+
+  PFN_vkGetDeviceProcAddr gdpa = info.get_device_proc_addr;
+  if (!gdpa)
+    gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(info.get_instance_proc_addr(info.instance, "vkGetDeviceProcAddr"));
+  DeviceFunctions fn{};
+  if (!gdpa || !loadFunctions(gdpa, info.device, fn))
+    return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
+                VK_ERROR_INITIALIZATION_FAILED);
+
+  MaterialTuning tuning = kDefaultTuning;
+  tuning.workgroup_size = std::min(tuning.workgroup_size, kDefaultSubgroupsPerWorkgroup * facts.min_subgroup_size);
+  tuning = clampTuning(info.tuning ? *info.tuning : tuning, facts);
+  const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / facts.min_subgroup_size);
+  // The largest histogram that fits beside the scatter pass's per-round lists.
+  const uint32_t fixed = scatterSharedBytes(0, tuning.workgroup_size, max_subgroups);
+  uint32_t max_materials = facts.max_shared_memory > fixed ? (facts.max_shared_memory - fixed) / 4 : 0;
+  max_materials = std::min(max_materials / kSmallHistogram * kSmallHistogram, kMaxMaterialCount);
+  if (max_materials < kSmallHistogram)
+    return fail(why, "The device has too little compute shared memory for a 256-material histogram.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+
+  MaterialSorter* s = new (std::nothrow) MaterialSorter;
+  if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
+  s->device = info.device;
+  s->allocator = info.allocator;
+  s->fn = fn;
+  s->properties.tuning = tuning;
+  s->properties.subgroup_size = facts.subgroup_size;
+  s->properties.max_material_count = max_materials;
+  // u32 pixel and slot indices with room to spare, and one allocation of u32 per pixel.
+  s->properties.max_pixel_count = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{1} << 31, facts.max_allocation / 4));
+  s->properties.max_range_alignment = kMaxRangeAlignment;
+  s->properties.max_workgroup_count_x = facts.max_groups_x;
+  s->max_groups_y = facts.max_groups_y;
+  for (uint32_t size : {kSmallHistogram, kMediumHistogram, max_materials})
+    if (size <= max_materials && (s->histogram_count == 0 || size > s->histogram_sizes[s->histogram_count - 1]))
+      s->histogram_sizes[s->histogram_count++] = size;
+
+  VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(MaterialConstants)};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.pushConstantRangeCount = 1;
+  layout_info.pPushConstantRanges = &push_range;
+  VkResult result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &s->layout);
+
+  struct {
+    PipelineSpec spec;
+    VkPipeline* target;
+  } pipelines[3 + 2 * kMaxHistograms] = {
+      {{vren_radix_materials_scan_spv, sizeof(vren_radix_materials_scan_spv), 1}, &s->scan},
+      {{vren_radix_materials_offsets_spv, sizeof(vren_radix_materials_offsets_spv), 1}, &s->offsets},
+      {{vren_radix_materials_pad_spv, sizeof(vren_radix_materials_pad_spv), 1}, &s->pad},
+  };
+  uint32_t pipeline_count = 3;
+  for (uint32_t i = 0; i < s->histogram_count; ++i) {
+    const uint32_t h = s->histogram_sizes[i];
+    pipelines[pipeline_count++] = {{vren_radix_materials_count_spv, sizeof(vren_radix_materials_count_spv), h},
+                                   &s->count[i]};
+    pipelines[pipeline_count++] = {{vren_radix_materials_scatter_spv, sizeof(vren_radix_materials_scatter_spv), h},
+                                   &s->scatter[i]};
+  }
+  for (uint32_t i = 0; i < pipeline_count && result == VK_SUCCESS; ++i)
+    result = createPipeline(*s, info.pipeline_cache, pipelines[i].spec, max_subgroups, facts.required_subgroup_size,
+                            pipelines[i].target);
+  if (result != VK_SUCCESS) {
+    if (why) *why = "Creating the material sort pipelines failed (" + std::to_string(static_cast<int>(result)) + ").";
+    destroyMaterialSorter(s);
+    return result;
+  }
+  *out = s;
+  return VK_SUCCESS;
+}
+
+void destroyMaterialSorter(MaterialSorter* s) {
+  if (!s) return;
+  for (VkPipeline p : {s->scan, s->offsets, s->pad})
+    if (p) s->fn.destroyPipeline(s->device, p, s->allocator);
+  for (uint32_t i = 0; i < kMaxHistograms; ++i) {
+    if (s->count[i]) s->fn.destroyPipeline(s->device, s->count[i], s->allocator);
+    if (s->scatter[i]) s->fn.destroyPipeline(s->device, s->scatter[i], s->allocator);
+  }
+  if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
+  delete s;
+}
+
+MaterialSorterProperties getMaterialSorterProperties(const MaterialSorter* s) { return s->properties; }
+
+namespace {
+
+uint32_t roundsPerChunk(const MaterialSorter* s, uint32_t material_count) {
+  return std::max(s->properties.tuning.min_rounds, divCeil(material_count, s->properties.tuning.workgroup_size));
+}
+
+uint64_t maxSlotCount(uint32_t pixel_count, uint32_t material_count, uint32_t alignment) {
+  return uint64_t{pixel_count} + uint64_t{std::min(pixel_count, material_count)} * (std::max(alignment, 1u) - 1);
+}
+
+bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
+
+bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes) {
+  if (!a.buffer || a.buffer != b.buffer || a_bytes == 0 || b_bytes == 0) return false;
+  return a.offset < b.offset + b_bytes && b.offset < a.offset + a_bytes;
+}
+
+}  // namespace
+
+MaterialSortRequirements getMaterialSortRequirements(const MaterialSorter* s, uint32_t pixel_count,
+                                                     uint32_t material_count, const MaterialSortOptions& options) {
+  const uint32_t materials = std::max(1u, material_count);
+  MaterialSortRequirements r{};
+  r.chunk_size = roundsPerChunk(s, materials) * s->properties.tuning.workgroup_size;
+  r.chunk_count = divCeil(pixel_count, r.chunk_size);
+  r.chunk_counts_size = std::max<VkDeviceSize>(1, VkDeviceSize{materials} * r.chunk_count) * 4;
+  r.counts_size = VkDeviceSize{materials} * 4;
+  r.offsets_size = VkDeviceSize{materials} * 4;
+  r.dispatch_size = VkDeviceSize{materials} * sizeof(VkDispatchIndirectCommand);
+  const uint64_t slots = maxSlotCount(pixel_count, materials, options.range_alignment);
+  r.max_slot_count = static_cast<uint32_t>(std::min<uint64_t>(slots, UINT32_MAX));
+  r.new_to_old_size = std::max<VkDeviceSize>(1, slots) * 4;
+  r.alignment = kAlignment;
+  r.usage = kUsage;
+  r.dispatch_usage = kUsage | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+  return r;
+}
+
+const char* validateMaterialSortInfo(const MaterialSorter* s, const MaterialSortInfo& info) {
+  const MaterialSorterProperties& p = s->properties;
+  const MaterialSortOptions& o = info.options;
+  if (info.material_count == 0) return "material_count must be at least 1.";
+  if (info.material_count > p.max_material_count)
+    return "material_count exceeds the largest material count this device supports (max_material_count).";
+  if (info.pixel_count > p.max_pixel_count) return "pixel_count exceeds the largest pixel count this device supports.";
+  if (!isPow2(o.range_alignment) || o.range_alignment > kMaxRangeAlignment)
+    return "range_alignment must be a power of two from 1 to 1024.";
+  if (o.void_material != kNoVoidMaterial && o.void_material >= info.material_count)
+    return "void_material must be below material_count, or kNoVoidMaterial.";
+  if (o.shading_workgroup_size == 0) return "shading_workgroup_size must be at least 1.";
+  const uint64_t shading_groups = divCeil(info.pixel_count, o.shading_workgroup_size);
+  if (divCeil(shading_groups, p.max_workgroup_count_x) > s->max_groups_y)
+    return "pixel_count / shading_workgroup_size exceeds the device's 2D dispatch grid: use larger shading workgroups.";
+
+  const MaterialSortRequirements req = getMaterialSortRequirements(s, info.pixel_count, info.material_count, o);
+  if (uint64_t{info.material_count} * req.chunk_count > UINT32_MAX)
+    return "material_count times the chunk count exceeds 2^32: sort fewer pixels at a time.";
+  if (maxSlotCount(info.pixel_count, info.material_count, o.range_alignment) > UINT32_MAX)
+    return "pixel_count plus the padding of range_alignment exceeds 2^32 - 1 slots.";
+  if (!info.chunk_counts.buffer || !info.counts.buffer || !info.offsets.buffer || !info.dispatch.buffer)
+    return "chunk_counts, counts, offsets and dispatch buffers are required.";
+  if (info.pixel_count > 0 && (!info.material_ids.buffer || !info.new_to_old.buffer))
+    return "material_ids and new_to_old buffers are required when pixel_count is not 0.";
+  const BufferRange* ranges[] = {&info.material_ids, &info.chunk_counts, &info.counts,
+                                 &info.offsets,      &info.dispatch,     &info.new_to_old};
+  const VkDeviceSize bytes[] = {VkDeviceSize{info.pixel_count} * 4, req.chunk_counts_size, req.counts_size,
+                                req.offsets_size, req.dispatch_size, req.new_to_old_size};
+  for (const BufferRange* r : ranges)
+    if (r->offset % kAlignment)
+      return "Buffer offsets must be multiples of MaterialSortRequirements::alignment (16 bytes).";
+  if (tooSmall(info.material_ids, bytes[0])) return "material_ids is smaller than pixel_count * 4 bytes.";
+  if (tooSmall(info.chunk_counts, bytes[1]))
+    return "chunk_counts is smaller than getMaterialSortRequirements() asks for these counts.";
+  if (tooSmall(info.counts, bytes[2]) || tooSmall(info.offsets, bytes[3]))
+    return "counts and offsets need material_count * 4 bytes each.";
+  if (tooSmall(info.dispatch, bytes[4]))
+    return "dispatch needs material_count * sizeof(VkDispatchIndirectCommand) bytes.";
+  if (tooSmall(info.new_to_old, bytes[5]))
+    return "new_to_old is smaller than getMaterialSortRequirements() asks for these counts and range_alignment.";
+  for (int i = 0; i < 6; ++i)
+    for (int j = i + 1; j < 6; ++j)
+      if (overlaps(*ranges[i], bytes[i], *ranges[j], bytes[j]))
+        return "The material_ids, chunk_counts, counts, offsets, dispatch and new_to_old ranges overlap.";
+  return nullptr;
+}
+
+namespace {
+
+VkDeviceAddress addressOf(const MaterialSorter* s, const BufferRange& r) {
+  if (!r.buffer) return 0;
+  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+  info.buffer = r.buffer;
+  return s->fn.getBufferDeviceAddress(s->device, &info) + r.offset;
+}
+
+// Orders one step's shader writes before the next step's shader reads and writes.
+void computeToComputeBarrier(const MaterialSorter* s, VkCommandBuffer cmd) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  s->fn.cmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                           &barrier, 0, nullptr, 0, nullptr);
+}
+
+void beginLabel(const MaterialSorter* s, VkCommandBuffer cmd, const char* name) {
+  if (!s->fn.cmdBeginDebugUtilsLabel) return;
+  VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+  label.pLabelName = name;
+  s->fn.cmdBeginDebugUtilsLabel(cmd, &label);
+}
+
+void endLabel(const MaterialSorter* s, VkCommandBuffer cmd) {
+  if (s->fn.cmdEndDebugUtilsLabel) s->fn.cmdEndDebugUtilsLabel(cmd);
+}
+
+void timestamp(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info, uint32_t index) {
+  if (info.timestamp_pool)
+    s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, info.first_query + index);
+}
+
+// `groups` workgroups, as a 2D grid past maxComputeWorkGroupCount[0]; the shaders linearise.
+void dispatchGroups(const MaterialSorter* s, VkCommandBuffer cmd, VkPipeline pipeline, uint32_t groups) {
+  if (groups == 0) return;
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  const uint32_t x = std::min(groups, s->properties.max_workgroup_count_x);
+  s->fn.cmdDispatch(cmd, x, divCeil(groups, x), 1);
+}
+
+}  // namespace
+
+void cmdSortMaterials(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info) {
+  assert(validateMaterialSortInfo(s, info) == nullptr);
+  const MaterialSortRequirements req =
+      getMaterialSortRequirements(s, info.pixel_count, info.material_count, info.options);
+  uint32_t h = 0;
+  while (s->histogram_sizes[h] < info.material_count) ++h;
+
+  MaterialConstants pc{};
+  pc.material_ids = addressOf(s, info.material_ids);
+  pc.chunk_counts = addressOf(s, info.chunk_counts);
+  pc.counts = addressOf(s, info.counts);
+  pc.offsets = addressOf(s, info.offsets);
+  pc.dispatch = addressOf(s, info.dispatch);
+  pc.new_to_old = addressOf(s, info.new_to_old);
+  pc.pixel_count = info.pixel_count;
+  pc.material_count = info.material_count;
+  pc.chunk_count = req.chunk_count;
+  pc.rounds = req.chunk_size / s->properties.tuning.workgroup_size;
+  pc.alignment = info.options.range_alignment;
+  pc.void_material = info.options.void_material;
+  pc.shading_workgroup_size = info.options.shading_workgroup_size;
+  pc.max_groups_x = s->properties.max_workgroup_count_x;
+  // One push serves every step: all pipelines share the layout.
+  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
+
+  //   1. count    chunk x material histograms  -> chunk_counts  | barrier
+  //   2. scan     per material over chunks     -> chunk_counts, counts | barrier
+  //   3-4. offsets and dispatch arguments      -> offsets, dispatch | barrier
+  //   5. scatter  stable ranks                 -> new_to_old (padding beside it, disjoint slots)
+  timestamp(s, cmd, info, 0);
+  beginLabel(s, cmd, "vren_radix materials: count");
+  dispatchGroups(s, cmd, s->count[h], req.chunk_count);
+  endLabel(s, cmd);
+  computeToComputeBarrier(s, cmd);
+  timestamp(s, cmd, info, 1);
+
+  beginLabel(s, cmd, "vren_radix materials: scan");
+  dispatchGroups(s, cmd, s->scan, info.material_count);
+  endLabel(s, cmd);
+  computeToComputeBarrier(s, cmd);
+  timestamp(s, cmd, info, 2);
+
+  beginLabel(s, cmd, "vren_radix materials: offsets");
+  dispatchGroups(s, cmd, s->offsets, 1);
+  endLabel(s, cmd);
+  computeToComputeBarrier(s, cmd);
+  timestamp(s, cmd, info, 3);
+
+  beginLabel(s, cmd, "vren_radix materials: scatter");
+  if (info.options.range_alignment > 1 && info.pixel_count > 0)
+    dispatchGroups(s, cmd, s->pad,
+                   divCeil(uint64_t{info.material_count} * info.options.range_alignment,
+                           s->properties.tuning.workgroup_size));
+  dispatchGroups(s, cmd, s->scatter[h], req.chunk_count);
+  endLabel(s, cmd);
+  timestamp(s, cmd, info, 4);
+}
+
+}  // namespace vren::radix
