@@ -1,0 +1,405 @@
+#include "vren_radix/tiles.h"
+
+#include <algorithm>
+#include <cassert>
+#include <new>
+
+#include "spirv/tiles_pack.h"
+#include "tiles_shared.h"
+#include "tuning.h"
+
+namespace vren::radix {
+namespace {
+
+using detail::TilePackConstants;
+
+// Not yet measured on any GPU: 256 threads keep 16 pixels per thread at 64 x 64 tiles and let
+// a 2560 x 1440 screen (920 tiles) fit one wave on a large GPU.
+constexpr uint32_t kDefaultWorkgroupSize = 256;
+constexpr VkDeviceSize kAlignment = 4;
+constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+
+struct DeviceFunctions {
+  PFN_vkCreateShaderModule createShaderModule;
+  PFN_vkDestroyShaderModule destroyShaderModule;
+  PFN_vkCreatePipelineLayout createPipelineLayout;
+  PFN_vkDestroyPipelineLayout destroyPipelineLayout;
+  PFN_vkCreateComputePipelines createComputePipelines;
+  PFN_vkDestroyPipeline destroyPipeline;
+  PFN_vkGetBufferDeviceAddress getBufferDeviceAddress;
+  PFN_vkCmdBindPipeline cmdBindPipeline;
+  PFN_vkCmdPushConstants cmdPushConstants;
+  PFN_vkCmdDispatch cmdDispatch;
+  PFN_vkCmdWriteTimestamp cmdWriteTimestamp;
+  PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
+  PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
+};
+
+template <typename T>
+bool load(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, const char* name, T& out) {
+  out = reinterpret_cast<T>(gdpa(device, name));
+  return out != nullptr;
+}
+
+bool loadFunctions(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, DeviceFunctions& fn) {
+  bool ok = load(gdpa, device, "vkCreateShaderModule", fn.createShaderModule) &&
+            load(gdpa, device, "vkDestroyShaderModule", fn.destroyShaderModule) &&
+            load(gdpa, device, "vkCreatePipelineLayout", fn.createPipelineLayout) &&
+            load(gdpa, device, "vkDestroyPipelineLayout", fn.destroyPipelineLayout) &&
+            load(gdpa, device, "vkCreateComputePipelines", fn.createComputePipelines) &&
+            load(gdpa, device, "vkDestroyPipeline", fn.destroyPipeline) &&
+            load(gdpa, device, "vkCmdBindPipeline", fn.cmdBindPipeline) &&
+            load(gdpa, device, "vkCmdPushConstants", fn.cmdPushConstants) &&
+            load(gdpa, device, "vkCmdDispatch", fn.cmdDispatch) &&
+            load(gdpa, device, "vkCmdWriteTimestamp", fn.cmdWriteTimestamp);
+  if (!load(gdpa, device, "vkGetBufferDeviceAddress", fn.getBufferDeviceAddress))
+    ok = ok && load(gdpa, device, "vkGetBufferDeviceAddressKHR", fn.getBufferDeviceAddress);
+  load(gdpa, device, "vkCmdBeginDebugUtilsLabelEXT", fn.cmdBeginDebugUtilsLabel);
+  load(gdpa, device, "vkCmdEndDebugUtilsLabelEXT", fn.cmdEndDebugUtilsLabel);
+  return ok;
+}
+
+VkResult fail(std::string* why, const std::string& message, VkResult code) {
+  if (why) *why = message;
+  return code;
+}
+
+bool isPowerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+uint32_t divCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+uint64_t alignUp(uint64_t n, uint32_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+
+// What the packer needs to know about the device.
+struct DeviceFacts {
+  uint32_t subgroup_size;           // the size the pass runs at (pinned or default)
+  uint32_t required_subgroup_size;  // 0: not pinned
+  uint32_t min_subgroup_size;       // smallest size the pass may run at
+  uint32_t max_workgroup_size;
+  uint32_t max_shared_memory;
+  uint32_t max_groups[2];
+};
+
+VkResult inspectDevice(const TilePackerCreateInfo& info, DeviceFacts& facts, std::string* why) {
+  auto getProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+      info.get_instance_proc_addr(info.instance, "vkGetPhysicalDeviceProperties2"));
+  if (!getProperties2)
+    return fail(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
+                VK_ERROR_INITIALIZATION_FAILED);
+  VkPhysicalDeviceSubgroupSizeControlProperties size_control{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES, &size_control};
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  getProperties2(info.physical_device, &properties);
+  if (properties.properties.apiVersion < VK_API_VERSION_1_2)
+    return fail(why, "The device supports Vulkan 1.1 or older; the tile packer needs Vulkan 1.2 (buffer device addresses).",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+  const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
+  if (!has_size_control) vk11.pNext = nullptr;
+  properties.pNext = &vk11;
+  getProperties2(info.physical_device, &properties);
+  const VkPhysicalDeviceLimits& l = properties.properties.limits;
+
+  const VkSubgroupFeatureFlags needed = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+      (vk11.subgroupSupportedOperations & needed) != needed)
+    return fail(why, "The device lacks subgroup arithmetic in compute shaders, which the tile packer needs.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+
+  facts.subgroup_size = vk11.subgroupSize;
+  facts.min_subgroup_size = vk11.subgroupSize;
+  facts.required_subgroup_size = 0;
+  facts.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
+  if (info.subgroup_size_control_enabled && has_size_control &&
+      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    const uint32_t chosen = info.required_subgroup_size ? info.required_subgroup_size : size_control.maxSubgroupSize;
+    if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || !isPowerOfTwo(chosen))
+      return fail(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
+                  VK_ERROR_FEATURE_NOT_PRESENT);
+    facts.required_subgroup_size = chosen;
+    facts.subgroup_size = chosen;
+    facts.min_subgroup_size = chosen;
+    facts.max_workgroup_size = std::min(facts.max_workgroup_size, chosen * size_control.maxComputeWorkgroupSubgroups);
+  } else if (has_size_control) {
+    facts.min_subgroup_size = std::min(facts.min_subgroup_size, size_control.minSubgroupSize);
+  }
+  facts.min_subgroup_size = std::max(1u, facts.min_subgroup_size);
+  facts.max_shared_memory = l.maxComputeSharedMemorySize;
+  facts.max_groups[0] = l.maxComputeWorkGroupCount[0];
+  facts.max_groups[1] = l.maxComputeWorkGroupCount[1];
+  return VK_SUCCESS;
+}
+
+VkResult checkParameters(const TilePackerCreateInfo& info, std::string* why) {
+  if (!isPowerOfTwo(info.tile_size) || info.tile_size < kMinTileSize || info.tile_size > kMaxTileSize)
+    return fail(why,
+                "tile_size is " + std::to_string(info.tile_size) + "; it must be a power of two from " +
+                    std::to_string(kMinTileSize) + " to " + std::to_string(kMaxTileSize) + ".",
+                VK_ERROR_INITIALIZATION_FAILED);
+  if (info.container_count < 1 || info.container_count > kMaxTileContainers)
+    return fail(why,
+                "container_count is " + std::to_string(info.container_count) + "; it must be from 1 to " +
+                    std::to_string(kMaxTileContainers) + ".",
+                VK_ERROR_INITIALIZATION_FAILED);
+  if (!isPowerOfTwo(info.alignment) || info.alignment > kMaxTileAlignment)
+    return fail(why,
+                "alignment is " + std::to_string(info.alignment) + "; it must be a power of two from 1 to " +
+                    std::to_string(kMaxTileAlignment) + ".",
+                VK_ERROR_INITIALIZATION_FAILED);
+  if (info.workgroup_size != 0 && !isPowerOfTwo(info.workgroup_size))
+    return fail(why, "workgroup_size is " + std::to_string(info.workgroup_size) + "; it must be 0 or a power of two.",
+                VK_ERROR_INITIALIZATION_FAILED);
+  return VK_SUCCESS;
+}
+
+}  // namespace
+
+struct TilePacker {
+  VkDevice device = VK_NULL_HANDLE;
+  const VkAllocationCallbacks* allocator = nullptr;
+  DeviceFunctions fn{};
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  TilePackerProperties properties{};
+  uint32_t max_groups[2] = {};
+};
+
+namespace {
+
+struct PassConfig {
+  uint32_t workgroup_size;
+  uint32_t pixels_per_thread;
+  uint32_t containers_per_thread;
+  uint32_t scan_items;
+  uint32_t max_subgroups;
+};
+
+uint32_t sharedBytes(uint32_t containers, uint32_t max_subgroups) {
+  return 12 * containers + 4 * VREN_RADIX_TILES_SIZE_CLASSES + 4 * max_subgroups + 8;
+}
+
+VkResult createPipeline(TilePacker& p, VkPipelineCache cache, const PassConfig& config, uint32_t required_subgroup_size) {
+  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module_info.codeSize = sizeof(vren_radix_tiles_pack_spv);
+  module_info.pCode = vren_radix_tiles_pack_spv;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkResult result = p.fn.createShaderModule(p.device, &module_info, p.allocator, &module);
+  if (result != VK_SUCCESS) return result;
+
+  const uint32_t values[] = {config.workgroup_size,        p.properties.tile_size,   config.pixels_per_thread,
+                             p.properties.container_count, config.containers_per_thread, config.scan_items,
+                             config.max_subgroups,         p.properties.alignment};
+  const VkSpecializationMapEntry entries[] = {
+      {VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE, 0, 4},        {VREN_RADIX_TILES_SPEC_TILE_SIZE, 4, 4},
+      {VREN_RADIX_TILES_SPEC_PIXELS_PER_THREAD, 8, 4},     {VREN_RADIX_TILES_SPEC_CONTAINERS, 12, 4},
+      {VREN_RADIX_TILES_SPEC_CONTAINERS_PER_THREAD, 16, 4}, {VREN_RADIX_TILES_SPEC_SCAN_ITEMS, 20, 4},
+      {VREN_RADIX_TILES_SPEC_MAX_SUBGROUPS, 24, 4},        {VREN_RADIX_TILES_SPEC_ALIGNMENT, 28, 4},
+  };
+  const VkSpecializationInfo specialization{8, entries, sizeof(values), values};
+
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup_size{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  subgroup_size.requiredSubgroupSize = required_subgroup_size;
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = module;
+  info.stage.pName = "main";
+  info.stage.pSpecializationInfo = &specialization;
+  if (required_subgroup_size != 0) {
+    info.stage.pNext = &subgroup_size;
+    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
+  info.layout = p.layout;
+  result = p.fn.createComputePipelines(p.device, cache, 1, &info, p.allocator, &p.pipeline);
+  p.fn.destroyShaderModule(p.device, module, p.allocator);
+  if (result != VK_SUCCESS) p.pipeline = VK_NULL_HANDLE;
+  return result;
+}
+
+}  // namespace
+
+VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, std::string* why) {
+  if (!out) return VK_ERROR_INITIALIZATION_FAILED;
+  *out = nullptr;
+  if (!info.device || !info.physical_device || !info.instance || !info.get_instance_proc_addr)
+    return fail(why, "TilePackerCreateInfo needs instance, physical_device, device and get_instance_proc_addr.",
+                VK_ERROR_INITIALIZATION_FAILED);
+  VkResult result = checkParameters(info, why);
+  if (result != VK_SUCCESS) return result;
+  DeviceFacts facts{};
+  result = inspectDevice(info, facts, why);
+  if (result != VK_SUCCESS) return result;
+
+  PFN_vkGetDeviceProcAddr gdpa = info.get_device_proc_addr;
+  if (!gdpa)
+    gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(info.get_instance_proc_addr(info.instance, "vkGetDeviceProcAddr"));
+  DeviceFunctions fn{};
+  if (!gdpa || !loadFunctions(gdpa, info.device, fn))
+    return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
+                VK_ERROR_INITIALIZATION_FAILED);
+
+  // A power of two within the device's limit and the tile, and at least one pinned subgroup
+  // (required full subgroups need a workgroup that is a multiple of it).
+  const uint32_t tile_pixels = info.tile_size * info.tile_size;
+  PassConfig config{};
+  config.workgroup_size = detail::floorPow2(std::min(
+      {info.workgroup_size ? info.workgroup_size : kDefaultWorkgroupSize, facts.max_workgroup_size, tile_pixels}));
+  if (facts.required_subgroup_size) config.workgroup_size = std::max(config.workgroup_size, facts.required_subgroup_size);
+  config.pixels_per_thread = divCeil(tile_pixels, config.workgroup_size);
+  config.containers_per_thread = divCeil(info.container_count, config.workgroup_size);
+  config.scan_items = divCeil(std::max<uint32_t>(info.container_count, VREN_RADIX_TILES_SIZE_CLASSES), config.workgroup_size);
+  config.max_subgroups = std::max(1u, config.workgroup_size / facts.min_subgroup_size);
+  if (config.workgroup_size > facts.max_workgroup_size)
+    return fail(why, "The device's workgroups are smaller than one subgroup at the pinned subgroup size.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+  if (sharedBytes(info.container_count, config.max_subgroups) > facts.max_shared_memory)
+    return fail(why,
+                "The device has too little compute shared memory for " + std::to_string(info.container_count) +
+                    " containers; use fewer.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
+
+  TilePacker* p = new (std::nothrow) TilePacker;
+  if (!p) return VK_ERROR_OUT_OF_HOST_MEMORY;
+  p->device = info.device;
+  p->allocator = info.allocator;
+  p->fn = fn;
+  p->max_groups[0] = facts.max_groups[0];
+  p->max_groups[1] = facts.max_groups[1];
+  p->properties = {info.tile_size, info.container_count, info.alignment, config.workgroup_size, facts.subgroup_size};
+
+  VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(TilePackConstants)};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.pushConstantRangeCount = 1;
+  layout_info.pPushConstantRanges = &push_range;
+  result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &p->layout);
+  if (result == VK_SUCCESS) result = createPipeline(*p, info.pipeline_cache, config, facts.required_subgroup_size);
+  if (result != VK_SUCCESS) {
+    if (why) *why = "Creating the tile packing pipeline failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
+    destroyTilePacker(p);
+    return result;
+  }
+  *out = p;
+  return VK_SUCCESS;
+}
+
+void destroyTilePacker(TilePacker* p) {
+  if (!p) return;
+  if (p->pipeline) p->fn.destroyPipeline(p->device, p->pipeline, p->allocator);
+  if (p->layout) p->fn.destroyPipelineLayout(p->device, p->layout, p->allocator);
+  delete p;
+}
+
+TilePackerProperties getTilePackerProperties(const TilePacker* p) { return p->properties; }
+
+namespace {
+
+// Slots of a screen's largest output: full tiles, the right column, the bottom row, the corner.
+uint64_t maxSlots(const TilePacker* p, uint32_t width, uint32_t height) {
+  const uint32_t t = p->properties.tile_size;
+  const uint32_t a = p->properties.alignment;
+  const uint64_t full_x = width / t, full_y = height / t, rest_x = width % t, rest_y = height % t;
+  return full_x * full_y * alignUp(uint64_t{t} * t, a) + full_y * alignUp(rest_x * t, a) +
+         full_x * alignUp(uint64_t{t} * rest_y, a) + alignUp(rest_x * rest_y, a);
+}
+
+bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
+
+bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes) {
+  if (!a.buffer || a.buffer != b.buffer) return false;
+  return a.offset < b.offset + b_bytes && b.offset < a.offset + a_bytes;
+}
+
+VkDeviceAddress addressOf(const TilePacker* p, const BufferRange& r) {
+  if (!r.buffer) return 0;
+  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+  info.buffer = r.buffer;
+  return p->fn.getBufferDeviceAddress(p->device, &info) + r.offset;
+}
+
+}  // namespace
+
+TileMemoryRequirements getTileMemoryRequirements(const TilePacker* p, uint32_t width, uint32_t height) {
+  assert(width <= kMaxTileScreenSize && height <= kMaxTileScreenSize);
+  TileMemoryRequirements r{};
+  r.tiles_x = divCeil(width, p->properties.tile_size);
+  r.tiles_y = divCeil(height, p->properties.tile_size);
+  r.pixels_size = std::max<uint64_t>(1, maxSlots(p, width, height)) * 4;
+  r.tile_ranges_size = std::max<uint64_t>(1, uint64_t{r.tiles_x} * r.tiles_y) * 8;
+  r.counter_size = 4;
+  r.containers_size = r.pixels_size;
+  r.alignment = kAlignment;
+  r.usage = kUsage;
+  return r;
+}
+
+const char* validateTilePackInfo(const TilePacker* p, const TilePackInfo& info) {
+  if (info.width > kMaxTileScreenSize || info.height > kMaxTileScreenSize)
+    return "The screen is larger than 65535 pixels in width or height; pixel coordinates are packed into 16 bits.";
+  if (info.probes > kMaxTileProbes) return "probes must be at most 15.";
+  if (info.width == 0 || info.height == 0) return nullptr;
+  if (!info.keys.buffer || !info.counter.buffer || !info.pixels.buffer || !info.tile_ranges.buffer)
+    return "keys, counter, pixels and tile_ranges buffers are required.";
+  for (const BufferRange* r : {&info.keys, &info.counter, &info.pixels, &info.tile_ranges, &info.containers})
+    if (r->offset % kAlignment) return "Buffer offsets must be multiples of TileMemoryRequirements::alignment (4 bytes).";
+  const TileMemoryRequirements req = getTileMemoryRequirements(p, info.width, info.height);
+  if (uint64_t{req.tiles_x} > p->max_groups[0] || uint64_t{req.tiles_y} > p->max_groups[1])
+    return "The screen has more tiles per row or column than the device can dispatch; use a larger tile_size.";
+  const VkDeviceSize key_bytes = VkDeviceSize{info.width} * info.height * 4;
+  if (tooSmall(info.keys, key_bytes)) return "The keys buffer is smaller than width * height * 4 bytes.";
+  if (tooSmall(info.counter, req.counter_size)) return "The counter buffer is smaller than 4 bytes.";
+  if (tooSmall(info.pixels, req.pixels_size))
+    return "The pixels buffer is smaller than getTileMemoryRequirements().pixels_size for this screen.";
+  if (tooSmall(info.tile_ranges, req.tile_ranges_size))
+    return "The tile_ranges buffer is smaller than 8 bytes per tile.";
+  if (info.containers.buffer && tooSmall(info.containers, req.containers_size))
+    return "The containers buffer is smaller than getTileMemoryRequirements().containers_size for this screen.";
+  const BufferRange* ranges[] = {&info.keys, &info.counter, &info.pixels, &info.tile_ranges, &info.containers};
+  const VkDeviceSize sizes[] = {key_bytes, req.counter_size, req.pixels_size, req.tile_ranges_size,
+                                req.containers_size};
+  for (int i = 0; i < 5; ++i)
+    for (int j = i + 1; j < 5; ++j)
+      if (overlaps(*ranges[i], sizes[i], *ranges[j], sizes[j]))
+        return "The keys, counter, pixels, tile_ranges and containers buffers must not overlap.";
+  return nullptr;
+}
+
+void cmdPackTiles(const TilePacker* p, VkCommandBuffer cmd, const TilePackInfo& info) {
+  assert(validateTilePackInfo(p, info) == nullptr);
+  if (info.timestamp_pool)
+    // Written once all earlier commands are done, so the interval holds the pass alone.
+    p->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, info.first_query);
+  if (info.width != 0 && info.height != 0) {
+    const TileMemoryRequirements req = getTileMemoryRequirements(p, info.width, info.height);
+    TilePackConstants pc{};
+    pc.keys = addressOf(p, info.keys);
+    pc.pixels = addressOf(p, info.pixels);
+    pc.tile_ranges = addressOf(p, info.tile_ranges);
+    pc.counter = addressOf(p, info.counter);
+    pc.containers = addressOf(p, info.containers);
+    pc.width = info.width;
+    pc.height = info.height;
+    pc.tiles_x = req.tiles_x;
+    pc.pixel_capacity = info.pixels.size == VK_WHOLE_SIZE
+                            ? UINT32_MAX
+                            : static_cast<uint32_t>(std::min<VkDeviceSize>(info.pixels.size / 4, UINT32_MAX));
+    pc.flags = (info.conflict_resolution ? VREN_RADIX_TILES_FLAG_CONFLICT_RESOLUTION : 0u) |
+               (info.order_containers ? VREN_RADIX_TILES_FLAG_ORDER_CONTAINERS : 0u) |
+               (info.containers.buffer ? VREN_RADIX_TILES_FLAG_WRITE_CONTAINERS : 0u);
+    pc.probes = info.probes;
+
+    if (p->fn.cmdBeginDebugUtilsLabel) {
+      VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+      label.pLabelName = "vren_radix pack tiles";
+      p->fn.cmdBeginDebugUtilsLabel(cmd, &label);
+    }
+    p->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+    p->fn.cmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
+    p->fn.cmdDispatch(cmd, req.tiles_x, req.tiles_y, 1);
+    if (p->fn.cmdEndDebugUtilsLabel) p->fn.cmdEndDebugUtilsLabel(cmd);
+  }
+  if (info.timestamp_pool)
+    p->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, info.first_query + 1);
+}
+
+}  // namespace vren::radix
