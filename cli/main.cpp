@@ -9,13 +9,26 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "args.h"
 #include "files.h"
+#include "json.h"
+#include "tiles_command.h"
+#include "materials_command.h"
 #include "vren_radix/context.h"
 
 namespace {
 
 using vren::radix::Context;
 using vren::radix::ContextOptions;
+using vren::radix::KeyType;
+using vren::radix::SortOptions;
+using vren::radix::cli::jsonBool;
+using vren::radix::cli::jsonNumber;
+using vren::radix::cli::jsonString;
+using vren::radix::cli::parseFlags;
+using vren::radix::cli::parseUint;
 
 constexpr int kOk = 0;
 constexpr int kFailure = 1;
@@ -23,55 +36,92 @@ constexpr int kUsage = 2;
 
 const char* kUsageText =
     "usage: vren-radix <command> [options]\n"
+    "       vren-radix --help | --version\n"
     "\n"
     "commands:\n"
-    "  info                      list Vulkan devices and the limits that matter to the sort\n"
-    "  sort --keys K --out-keys OK [--values V --out-values OV] [--device N]\n"
-    "                            sort raw little-endian u32 files; values move with their keys (stable)\n"
-    "  demo [--count N] [--device N] [--tuning WxK] [--profile]\n"
-    "                            sort N random keys and pairs (default 4194304), verify against\n"
-    "                            std::sort / std::stable_sort, and compare GPU and CPU times;\n"
-    "                            --tuning runs W threads x K keys per workgroup, --profile adds\n"
-    "                            the GPU time of each count, scan and scatter dispatch\n"
+    "  info        list Vulkan devices and the limits that matter to the sort\n"
+    "  sort        sort a file of u32, i32, f32 or u64 keys, optionally with u32 values\n"
+    "  demo        sort random keys and pairs, verify them on the CPU and compare the times\n"
+    "  materials   sort a map of material IDs by material, for indirect shading\n"
+    "  tiles       pack a screen of sort keys tile by tile\n"
     "\n"
-    "options:\n"
-    "  --device N                use Vulkan device N from `vren-radix info` (default: first discrete,\n"
-    "                            integrated, virtual GPU, then the CPU device)\n"
-    "  --help                    show this text\n"
-    "  --version                 print the version\n";
+    "Run `vren-radix <command> --help` for a command's options. Exit codes: 0 success,\n"
+    "1 runtime failure, 2 usage error; messages go to stderr.\n";
+
+const char* kDeviceHelp =
+    "  --device N      use Vulkan device N from `vren-radix info` (default: the first discrete,\n"
+    "                  integrated, virtual GPU, then the CPU device)\n";
+
+const char* kInfoHelp =
+    "usage: vren-radix info [--json | --quiet]\n"
+    "\n"
+    "List the Vulkan devices, numbered as --device counts them, with the limits that matter to\n"
+    "the sort.\n"
+    "  --json          print one JSON object: {\"version\": ..., \"devices\": [...]}\n"
+    "  --quiet         print nothing; the exit code says whether there is a device\n";
+
+const char* kSortHelp =
+    "usage: vren-radix sort --keys K --out-keys OK [--values V --out-values OV | --argsort --out-values OV]\n"
+    "                       [--key-type u32|i32|f32|u64] [--bits LO:HI] [--descending] [--device N]\n"
+    "\n"
+    "Sort a raw little-endian key file on the GPU. Stable: equal keys keep their input order.\n"
+    "  --key-type T    u32 (default), i32, f32 (IEEE total order: -NaN < -inf < -0 < +0 < +inf < +NaN)\n"
+    "                  or u64 (8-byte keys: the file size must be a multiple of 8)\n"
+    "  --values V      u32 values, one per key, moved with their keys into --out-values\n"
+    "  --argsort       write each sorted key's input index to --out-values instead (no --values)\n"
+    "  --bits LO:HI    sort by key bits LO..HI-1 only (default 0:32, or 0:64 for u64)\n"
+    "  --descending    largest key first, still stable\n"
+    "  --quiet         accepted by every command; sort prints nothing on success anyway\n";
+
+const char* kDemoHelp =
+    "usage: vren-radix demo [--count N] [--tuning WxK] [--profile] [--gpu-only] [--device N]\n"
+    "                       [--json | --quiet]\n"
+    "\n"
+    "Sort N random u32 keys (default 4194304), then keys with u32 values, 5 times each on the GPU;\n"
+    "verify against std::sort / std::stable_sort and compare the GPU and CPU times.\n"
+    "  --count N       number of keys\n"
+    "  --tuning WxK    W threads x K keys per thread in a workgroup, e.g. 256x16\n"
+    "  --profile       add the GPU time of each count, scan and scatter dispatch\n"
+    "  --gpu-only      verify in linear time and skip the CPU sorts (for device sweeps)\n"
+    "  --json          print one JSON object instead of text\n"
+    "  --quiet         print nothing; the exit code says whether the results verified\n";
+
+const char* kMaterialsHelp =
+    "usage: vren-radix materials --ids IDS --width W --height H --materials M --out DIR\n"
+    "                            [--void-material K] [--align A] [--device N] [--quiet]\n"
+    "\n"
+    "Sort a map of W*H little-endian u32 material IDs (each < M) by material. Writes\n"
+    "DIR/counts.u32, offsets.u32, dispatch.u32 (M x {x, y, z} for 64-wide shading workgroups;\n"
+    "{0, 1, 1} for the void material), new_to_old.u32 (0xFFFFFFFF in padding slots), ids.png and\n"
+    "sorted.png.\n"
+    "  --void-material K  never shade material K: its pixels are mapped, its dispatch is {0, 1, 1}\n"
+    "  --align A       start each material's range at a multiple of A (a power of two up to 1024)\n"
+    "  --quiet         do not print the summary\n";
+
+const char* kTilesHelp =
+    "usage: vren-radix tiles --keys KEYS --width W --height H --out DIR [--no-conflict-resolution]\n"
+    "                        [--no-container-sort] [--device N] [--quiet]\n"
+    "\n"
+    "Pack a screen of W*H little-endian u32 sort keys (0: no work) per 64x64 tile, grouped by key.\n"
+    "Writes DIR/sorted_pixels.u32 ((y << 16) | x per slot, 0xFFFFFFFF padding), tile_ranges.u32\n"
+    "(start, count per tile, row-major), counter.u32, keys.png and packed.png.\n"
+    "  --no-conflict-resolution, --no-container-sort  turn off those steps (for comparison)\n"
+    "  --quiet         do not print the summary\n";
+
+// The command being run ("sort"), named in messages; empty before one is known.
+std::string g_command;
+
+std::string programName() { return g_command.empty() ? "vren-radix" : "vren-radix " + g_command; }
 
 int usageError(const std::string& message) {
-  std::fprintf(stderr, "vren-radix: %s\nRun `vren-radix --help` for usage.\n", message.c_str());
+  const std::string name = programName();
+  std::fprintf(stderr, "%s: %s\nRun `%s --help` for usage.\n", name.c_str(), message.c_str(), name.c_str());
   return kUsage;
 }
 
 int failure(const std::string& message) {
-  std::fprintf(stderr, "vren-radix: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: %s\n", programName().c_str(), message.c_str());
   return kFailure;
-}
-
-// Parses `--name value` pairs; every flag takes a value.
-bool parseFlags(int argc, char** argv, const std::vector<std::string>& allowed, std::map<std::string, std::string>* out,
-                std::string* error) {
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (std::find(allowed.begin(), allowed.end(), arg) == allowed.end()) {
-      *error = "Unknown option '" + arg + "'.";
-      return false;
-    }
-    if (i + 1 >= argc) {
-      *error = "Option '" + arg + "' needs a value.";
-      return false;
-    }
-    (*out)[arg] = argv[++i];
-  }
-  return true;
-}
-
-bool parseUint(const std::string& text, uint64_t max, uint64_t* value) {
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return false;
-  *value = std::stoull(text);
-  return *value <= max;
 }
 
 bool deviceOption(const std::map<std::string, std::string>& flags, ContextOptions* options, std::string* error) {
@@ -91,12 +141,37 @@ std::string versionText(uint32_t v) {
          std::to_string(VK_API_VERSION_PATCH(v));
 }
 
-int runInfo(int argc) {
-  if (argc > 0) return usageError("info takes no options.");
+int runInfo(int argc, char** argv) {
+  std::map<std::string, std::string> flags;
   std::string error;
+  if (!parseFlags(argc, argv, {}, &flags, &error, {"--json", "--quiet"})) return usageError(error);
+  const bool json = flags.count("--json") > 0;
+  if (json && flags.count("--quiet")) return usageError("--json and --quiet exclude each other.");
+  const bool quiet = flags.count("--quiet") > 0;
   const auto devices = Context::listDevices(&error);
   if (!error.empty()) return failure(error);
   if (devices.empty()) return failure("No Vulkan devices found: install a driver (e.g. mesa-vulkan-drivers).");
+  if (quiet) return kOk;
+  if (json) {
+    std::string out = "{\"version\": " + jsonString(VREN_RADIX_VERSION_STRING) + ", \"devices\": [";
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const auto& d = devices[i];
+      out += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(d.index) + ", \"name\": " + jsonString(d.name) +
+             ", \"type\": " + jsonString(d.type) + ", \"driver\": " + jsonString(d.driver) +
+             ", \"vulkan\": " + jsonString(versionText(d.api_version)) +
+             ", \"subgroup_size\": " + std::to_string(d.subgroup_size) +
+             ", \"min_subgroup_size\": " + std::to_string(d.min_subgroup_size) +
+             ", \"max_subgroup_size\": " + std::to_string(d.max_subgroup_size) +
+             ", \"subgroup_arithmetic\": " + jsonBool(d.subgroup_arithmetic) +
+             ", \"max_shared_memory\": " + std::to_string(d.max_shared_memory) +
+             ", \"max_storage_buffer_range\": " + std::to_string(d.max_storage_buffer_range) +
+             ", \"max_allocation_size\": " + std::to_string(d.max_allocation_size) +
+             ", \"max_workgroup_count_x\": " + std::to_string(d.max_workgroup_count_x) +
+             ", \"timestamp_period_ns\": " + jsonNumber(d.timestamp_period_ns) + "}";
+    }
+    std::printf("%s]}\n", out.c_str());
+    return kOk;
+  }
   for (const auto& d : devices) {
     std::printf("device %u: %s\n", d.index, d.name.c_str());
     std::printf("  type                    %s\n", d.type.c_str());
@@ -113,31 +188,87 @@ int runInfo(int argc) {
   return kOk;
 }
 
+bool keyTypeOption(const std::map<std::string, std::string>& flags, KeyType* type, std::string* error) {
+  auto it = flags.find("--key-type");
+  if (it == flags.end()) return true;
+  static const std::pair<const char*, KeyType> kNames[] = {
+      {"u32", KeyType::kU32}, {"i32", KeyType::kI32}, {"f32", KeyType::kF32}, {"u64", KeyType::kU64}};
+  for (const auto& [name, value] : kNames) {
+    if (it->second == name) {
+      *type = value;
+      return true;
+    }
+  }
+  *error = "--key-type takes u32, i32, f32 or u64, not '" + it->second + "'.";
+  return false;
+}
+
+// --bits LO:HI, with LO <= HI <= key_bits; all bits without the flag.
+bool bitsOption(const std::map<std::string, std::string>& flags, uint32_t key_bits, SortOptions* options,
+                std::string* error) {
+  options->begin_bit = 0;
+  options->end_bit = key_bits;
+  auto it = flags.find("--bits");
+  if (it == flags.end()) return true;
+  const std::string& text = it->second;
+  const size_t colon = text.find(':');
+  uint64_t lo = 0, hi = 0;
+  if (colon == std::string::npos || !parseUint(text.substr(0, colon), key_bits, &lo) ||
+      !parseUint(text.substr(colon + 1), key_bits, &hi) || lo > hi) {
+    *error = "--bits takes LO:HI with 0 <= LO <= HI <= " + std::to_string(key_bits) + " for these keys, not '" +
+             text + "'.";
+    return false;
+  }
+  options->begin_bit = static_cast<uint32_t>(lo);
+  options->end_bit = static_cast<uint32_t>(hi);
+  return true;
+}
+
 int runSort(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   std::string error;
-  if (!parseFlags(argc, argv, {"--keys", "--out-keys", "--values", "--out-values", "--device"}, &flags, &error))
+  if (!parseFlags(argc, argv, {"--keys", "--out-keys", "--values", "--out-values", "--device", "--key-type", "--bits"},
+                  &flags, &error, {"--descending", "--argsort", "--quiet"}))
     return usageError(error);
   if (!flags.count("--keys") || !flags.count("--out-keys")) return usageError("sort needs --keys and --out-keys.");
-  if (flags.count("--values") != flags.count("--out-values"))
+  SortOptions sort_options;
+  sort_options.descending = flags.count("--descending") > 0;
+  sort_options.argsort = flags.count("--argsort") > 0;
+  if (sort_options.argsort) {
+    if (flags.count("--values"))
+      return usageError("--argsort writes the permutation to --out-values and reads no --values; drop --values.");
+    if (!flags.count("--out-values")) return usageError("--argsort needs --out-values for the permutation.");
+  } else if (flags.count("--values") != flags.count("--out-values")) {
     return usageError("--values and --out-values go together.");
+  }
+  if (!keyTypeOption(flags, &sort_options.key_type, &error)) return usageError(error);
+  const bool u64 = sort_options.key_type == KeyType::kU64;
+  if (!bitsOption(flags, u64 ? 64 : 32, &sort_options, &error)) return usageError(error);
+  if (sort_options.argsort && sort_options.begin_bit == sort_options.end_bit)
+    return usageError("--argsort needs a non-empty --bits range (LO < HI).");
   ContextOptions options;
   if (!deviceOption(flags, &options, &error)) return usageError(error);
 
   std::vector<uint32_t> keys, values;
   if (!vren::radix::cli::readWords(flags["--keys"], &keys, &error)) return failure(error);
-  const bool with_values = flags.count("--values") > 0;
-  if (with_values) {
+  if (u64 && keys.size() % 2 != 0)
+    return failure("'" + flags["--keys"] + "' holds " + std::to_string(keys.size() * 4) +
+                   " bytes, not a multiple of 8: with --key-type u64 it must hold little-endian u64 keys.");
+  const size_t count = u64 ? keys.size() / 2 : keys.size();
+  const bool with_values = flags.count("--out-values") > 0;
+  if (sort_options.argsort) {
+    values.resize(count);
+  } else if (with_values) {
     if (!vren::radix::cli::readWords(flags["--values"], &values, &error)) return failure(error);
-    if (values.size() != keys.size())
+    if (values.size() != count)
       return failure("The values file holds " + std::to_string(values.size()) + " words but the keys file holds " +
-                     std::to_string(keys.size()) + "; they must match.");
+                     std::to_string(count) + " keys; they must match.");
   }
-  if (keys.size() > UINT32_MAX) return failure("The keys file holds more than 2^32 - 1 keys.");
+  if (count > UINT32_MAX) return failure("The keys file holds more than 2^32 - 1 keys.");
 
   auto ctx = Context::create(options, &error);
   if (!ctx) return failure(error);
-  if (!ctx->sort(keys, values, {}, nullptr, &error)) return failure(error);
+  if (count > 0 && !ctx->sort(keys, values, sort_options, nullptr, &error)) return failure(error);
 
   if (!vren::radix::cli::writeWordsAtomically(flags["--out-keys"], keys.data(), keys.size(), &error))
     return failure(error);
@@ -182,8 +313,13 @@ double median(std::vector<double> v) {
 int runDemo(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   std::string error;
-  if (!parseFlags(argc, argv, {"--count", "--device", "--tuning", "--profile", "--gpu-only"}, &flags, &error))
+  if (!parseFlags(argc, argv, {"--count", "--device", "--tuning"}, &flags, &error,
+                  {"--profile", "--gpu-only", "--json", "--quiet"}))
     return usageError(error);
+  const bool json = flags.count("--json") > 0;
+  const bool quiet = flags.count("--quiet") > 0;
+  if (json && quiet) return usageError("--json and --quiet exclude each other.");
+  const bool text = !json && !quiet;
   ContextOptions options;
   if (!deviceOption(flags, &options, &error)) return usageError(error);
   vren::radix::TuningConfig tuning;
@@ -196,18 +332,24 @@ int runDemo(int argc, char** argv) {
     tuning = {static_cast<uint32_t>(w), static_cast<uint32_t>(k)};
     options.tuning = &tuning;
   }
-  const bool profile = flags.count("--profile") && flags["--profile"] != "0";
-  const bool gpu_only = flags.count("--gpu-only") && flags["--gpu-only"] != "0";
+  const bool profile = flags.count("--profile") > 0;
+  const bool gpu_only = flags.count("--gpu-only") > 0;
   uint64_t count = 1u << 22;
   if (flags.count("--count") && !parseUint(flags["--count"], UINT32_MAX, &count))
     return usageError("--count takes a number of keys up to 4294967295, not '" + flags["--count"] + "'.");
+  // Big runs take seconds per step on a CPU device: say what is running, on a terminal only.
+  const bool progress = text && count >= (1u << 24) && isatty(STDERR_FILENO);
+  auto step = [&](const char* what) {
+    if (progress) std::fprintf(stderr, "\r\033[K%s", what);
+  };
 
   auto ctx = Context::create(options, &error);
   if (!ctx) return failure(error);
   const auto& d = ctx->device();
   const auto props = vren::radix::getSorterProperties(ctx->sorter());
-  std::printf("device      %s (%s, %s), subgroup size %u, tuning %ux%u\n", d.name.c_str(), d.type.c_str(),
-              d.driver.c_str(), d.subgroup_size, props.tuning.workgroup_size, props.tuning.keys_per_thread);
+  if (text)
+    std::printf("device      %s (%s, %s), subgroup size %u, tuning %ux%u\n", d.name.c_str(), d.type.c_str(),
+                d.driver.c_str(), d.subgroup_size, props.tuning.workgroup_size, props.tuning.keys_per_thread);
   if (count > ctx->maxCount()) return failure("--count exceeds this device's limit of " + std::to_string(ctx->maxCount()) + " keys.");
 
   std::mt19937 rng(20261121);
@@ -215,6 +357,7 @@ int runDemo(int argc, char** argv) {
   for (auto& k : input) k = rng();
   constexpr int kRepetitions = 5;
   bool all_ok = true;
+  std::string json_runs;
 
   for (const bool pairs : {false, true}) {
     std::vector<uint32_t> keys = input, values;
@@ -224,10 +367,16 @@ int runDemo(int argc, char** argv) {
     }
     std::vector<double> gpu_ms;
     std::vector<std::vector<double>> steps;
-    if (!ctx->profileSorts(keys, values, {}, kRepetitions, &steps, &error)) return failure(error);
-    for (const auto& row : steps) gpu_ms.push_back(row.front());
+    step(pairs ? "demo: sorting pairs on the GPU" : "demo: sorting keys on the GPU");
+    if (profile) {
+      if (!ctx->profileSorts(keys, values, {}, kRepetitions, &steps, &error)) return failure(error);
+      for (const auto& row : steps) gpu_ms.push_back(row.front());
+    } else if (!ctx->timeSorts(keys, values, {}, kRepetitions, &gpu_ms, &error)) {
+      return failure(error);
+    }
 
     // CPU reference, timed; --gpu-only checks the result in linear time instead (sweeps).
+    step(gpu_only ? "demo: verifying" : "demo: sorting on the CPU");
     bool ok;
     double cpu_ms = -1;
     if (gpu_only) {
@@ -251,29 +400,81 @@ int runDemo(int argc, char** argv) {
         ok = keys == ref_keys;
       }
     }
+    step("");
     all_ok = all_ok && ok;
     const double gpu = median(gpu_ms);
-    std::printf("%-5s       %llu uniform u32 %s: %s; GPU %.3f ms (median of %d, %.1f Mkeys/s)",
-                pairs ? "pairs" : "keys", static_cast<unsigned long long>(count), pairs ? "keys + u32 values" : "keys",
-                ok ? "verified" : "MISMATCH", gpu, kRepetitions, count / gpu / 1e3);
-    if (cpu_ms >= 0)
-      std::printf(", CPU %s %.1f ms, GPU/CPU speed-up %.1fx", pairs ? "std::stable_sort" : "std::sort", cpu_ms,
-                  cpu_ms / gpu);
-    std::printf("\n");
+    const char* cpu_name = pairs ? "std::stable_sort" : "std::sort";
+    // Median per dispatch over the repetitions, summed per kind: count, scan, scatter.
+    double per_kind[3] = {};
+    size_t passes = 0;
     if (profile) {
-      // Median per dispatch over the repetitions, summed per kind, and pass 0 in detail.
-      double per_kind[3] = {};
       const size_t n_steps = steps.front().size() - 1;
       for (size_t i = 0; i < n_steps; ++i) {
         std::vector<double> column;
         for (const auto& row : steps) column.push_back(row[1 + i]);
         per_kind[i % 3] += median(column);
       }
-      std::printf("            profile: count %.3f ms, scan %.3f ms, scatter %.3f ms over %zu passes\n",
-                  per_kind[0], per_kind[1], per_kind[2], n_steps / 3);
+      passes = n_steps / 3;
     }
+    if (json) {
+      json_runs += std::string(pairs ? ", " : "") + "{\"kind\": " + jsonString(pairs ? "pairs" : "keys") +
+                   ", \"verified\": " + jsonBool(ok) + ", \"gpu_ms\": " + jsonNumber(gpu) +
+                   ", \"mkeys_per_s\": " + jsonNumber(count / gpu / 1e3) + ", \"cpu_reference\": " +
+                   (cpu_ms >= 0 ? jsonString(cpu_name) : "null") + ", \"cpu_ms\": " +
+                   (cpu_ms >= 0 ? jsonNumber(cpu_ms) : "null");
+      if (profile)
+        json_runs += ", \"profile\": {\"passes\": " + std::to_string(passes) + ", \"count_ms\": " +
+                     jsonNumber(per_kind[0]) + ", \"scan_ms\": " + jsonNumber(per_kind[1]) +
+                     ", \"scatter_ms\": " + jsonNumber(per_kind[2]) + "}";
+      json_runs += "}";
+    }
+    if (!text) continue;
+    std::printf("%-5s       %llu uniform u32 %s: %s; GPU %.3f ms (median of %d, %.1f Mkeys/s)",
+                pairs ? "pairs" : "keys", static_cast<unsigned long long>(count), pairs ? "keys + u32 values" : "keys",
+                ok ? "verified" : "MISMATCH", gpu, kRepetitions, count / gpu / 1e3);
+    if (cpu_ms >= 0) std::printf(", CPU %s %.1f ms, GPU/CPU speed-up %.1fx", cpu_name, cpu_ms, cpu_ms / gpu);
+    std::printf("\n");
+    if (profile)
+      std::printf("            profile: count %.3f ms, scan %.3f ms, scatter %.3f ms over %zu passes\n",
+                  per_kind[0], per_kind[1], per_kind[2], passes);
+  }
+  if (json) {
+    std::printf("{\"version\": %s, \"device\": {\"name\": %s, \"type\": %s, \"driver\": %s, \"subgroup_size\": %u}, "
+                "\"tuning\": {\"workgroup_size\": %u, \"keys_per_thread\": %u}, \"count\": %llu, "
+                "\"repetitions\": %d, \"verified\": %s, \"runs\": [%s]}\n",
+                jsonString(VREN_RADIX_VERSION_STRING).c_str(), jsonString(d.name).c_str(), jsonString(d.type).c_str(),
+                jsonString(d.driver).c_str(), d.subgroup_size, props.tuning.workgroup_size,
+                props.tuning.keys_per_thread, static_cast<unsigned long long>(count), kRepetitions,
+                jsonBool(all_ok).c_str(), json_runs.c_str());
   }
   if (!all_ok) return failure("The GPU result did not match the CPU reference.");
+  return kOk;
+}
+
+struct Command {
+  const char* name;
+  const char* help;
+  bool takes_device;
+  int (*run)(int argc, char** argv);
+};
+
+const Command kCommands[] = {
+    {"info", kInfoHelp, false, runInfo},
+    {"sort", kSortHelp, true, runSort},
+    {"demo", kDemoHelp, true, runDemo},
+    {"materials", kMaterialsHelp, true, vren::radix::cli::runMaterials},
+    {"tiles", kTilesHelp, true, vren::radix::cli::runTiles},
+};
+
+const Command* findCommand(const std::string& name) {
+  for (const Command& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+int printHelp(const Command& c) {
+  std::fputs(c.help, stdout);
+  if (c.takes_device) std::fputs(kDeviceHelp, stdout);
   return kOk;
 }
 
@@ -281,23 +482,25 @@ int runDemo(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc < 2) return usageError("missing command.");
-  const std::string command = argv[1];
-  if (command == "--help" || command == "-h" || command == "help") {
+  const std::string first = argv[1];
+  if (first == "--help" || first == "-h" || (first == "help" && argc == 2)) {
     std::fputs(kUsageText, stdout);
     return kOk;
   }
-  if (command == "--version") {
+  if (first == "--version") {
     std::printf("vren-radix %s\n", VREN_RADIX_VERSION_STRING);
     return kOk;
   }
-  for (int i = 2; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help") {
-      std::fputs(kUsageText, stdout);
-      return kOk;
-    }
+  if (first == "help") {
+    const Command* c = findCommand(argv[2]);
+    return c ? printHelp(*c) : usageError("no help for '" + std::string(argv[2]) + "': there is no such command.");
   }
-  if (command == "info") return runInfo(argc - 2);
-  if (command == "sort") return runSort(argc - 2, argv + 2);
-  if (command == "demo") return runDemo(argc - 2, argv + 2);
-  return usageError("unknown command '" + command + "'.");
+  const Command* command = findCommand(first);
+  if (!command) return usageError("unknown command '" + first + "'.");
+  g_command = command->name;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return printHelp(*command);
+  }
+  return command->run(argc - 2, argv + 2);
 }

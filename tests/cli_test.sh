@@ -1,6 +1,7 @@
 #!/bin/sh
 # The CLI's bad-input paths: each must exit non-zero with one sentence on stderr and leave no
-# output file behind; good input must sort. Usage: cli_test.sh path/to/vren-radix
+# output file behind; good input must sort, for every key type and option, as Python's stable
+# sort does; --help, --version, --json and --quiet behave. Usage: cli_test.sh path/to/vren-radix
 set -u
 cli=$1
 dir=$(mktemp -d)
@@ -76,6 +77,141 @@ assert list(struct.unpack("<1000I", open(f"{d}/pv.bin", "rb").read())) == order,
 assert open(f"{d}/empty_out.bin", "rb").read() == b"", "empty"
 PY
 then passes=$((passes + 1)); else echo "FAIL: sorted output differs from the reference"; failures=$((failures + 1)); fi
+# verify DESCRIPTION <<'PY' ... PY: runs the Python check on stdin with the work directory as argv[1].
+verify() {
+  if python3 - "$dir" >"$dir/verify.out" 2>&1; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1"; cat "$dir/verify.out"; failures=$((failures + 1))
+  fi
+}
+
+# Key types, bit ranges, descending order and argsort, against Python's stable sort. Values are
+# input indices, so every pair check is a stability check too; the keys repeat a lot.
+python3 - "$dir" <<'PY'
+import random, struct, sys
+d = sys.argv[1]
+random.seed(11)
+n = 3000
+i32 = [random.choice([-2**31, 2**31 - 1, -1, 0, 1]) if random.random() < 0.1 else random.randint(-300, 300) for _ in range(n)]
+open(f"{d}/i32.bin", "wb").write(struct.pack(f"<{n}i", *i32))
+specials = [0x80000000, 0x00000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF,
+            0x00000001, 0x80000001, 0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF]
+f32 = [random.choice(specials) if random.random() < 0.3 else struct.unpack("<I", struct.pack("<f", random.uniform(-50, 50)))[0]
+       for _ in range(n)]
+open(f"{d}/f32.bin", "wb").write(struct.pack(f"<{n}I", *f32))
+u64 = [random.choice([0, 2**64 - 1, 2**32, 2**32 - 1]) if random.random() < 0.1 else
+       (random.randint(0, 7) << 61) | (random.randint(0, 3) << 32) | random.randint(0, 5) for _ in range(n)]
+open(f"{d}/u64.bin", "wb").write(struct.pack(f"<{n}Q", *u64))
+u32 = [random.getrandbits(32) & 0x0F0F0F0F for _ in range(n)]
+open(f"{d}/u32.bin", "wb").write(struct.pack(f"<{n}I", *u32))
+open(f"{d}/index.bin", "wb").write(struct.pack(f"<{n}I", *range(n)))
+open(f"{d}/twelve.bin", "wb").write(bytes(12))
+PY
+cat >"$dir/reference.py" <<'PY'
+import math, struct
+def words(path, fmt="I"):
+    data = open(path, "rb").read()
+    return list(struct.unpack(f"<{len(data) // struct.calcsize(fmt)}{fmt}", data))
+def total_order(bits):
+    # IEEE-754 totalOrder, from the meaning of the bits rather than the usual bit trick.
+    negative, exponent, mantissa = bits >> 31, (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    if exponent == 0xFF and mantissa:  # NaN: negative ones first, bigger payloads further out
+        return (0, -mantissa, 0) if negative else (2, mantissa, 0)
+    value = struct.unpack("<f", struct.pack("<I", bits))[0]
+    return (1, value, 0 if negative else 1)  # -0 before +0
+def check(d, name, keys, key, fmt="I", descending=False):
+    # Values are input indices (or argsort's permutation): equal keys must keep their input order.
+    order = sorted(range(len(keys)), key=lambda i: key(keys[i]), reverse=descending)  # stable either way
+    assert words(f"{d}/{name}_k.bin", fmt) == [keys[i] for i in order], f"{name}: keys"
+    assert words(f"{d}/{name}_v.bin") == order, f"{name}: values"
+PY
+s() { "$cli" sort "$@" >/dev/null 2>"$dir/stderr" || { echo "FAIL: sort $*: exit $?"; cat "$dir/stderr"; failures=$((failures + 1)); }; }
+s --key-type i32 --keys "$dir/i32.bin" --out-keys "$dir/i32_k.bin" --values "$dir/index.bin" --out-values "$dir/i32_v.bin"
+s --key-type f32 --keys "$dir/f32.bin" --out-keys "$dir/f32_k.bin" --values "$dir/index.bin" --out-values "$dir/f32_v.bin"
+s --key-type f32 --descending --argsort --keys "$dir/f32.bin" --out-keys "$dir/f32d_k.bin" --out-values "$dir/f32d_v.bin"
+s --key-type u64 --keys "$dir/u64.bin" --out-keys "$dir/u64_k.bin" --values "$dir/index.bin" --out-values "$dir/u64_v.bin"
+s --key-type u64 --bits 32:64 --descending --keys "$dir/u64.bin" --out-keys "$dir/u64b_k.bin" --argsort --out-values "$dir/u64b_v.bin"
+s --bits 8:20 --keys "$dir/u32.bin" --out-keys "$dir/bits_k.bin" --values "$dir/index.bin" --out-values "$dir/bits_v.bin"
+s --bits 4:4 --keys "$dir/u32.bin" --out-keys "$dir/nobits_k.bin" --values "$dir/index.bin" --out-values "$dir/nobits_v.bin"
+s --descending --keys "$dir/u32.bin" --out-keys "$dir/desc_k.bin" --values "$dir/index.bin" --out-values "$dir/desc_v.bin"
+s --argsort --keys "$dir/u32.bin" --out-keys "$dir/arg_k.bin" --out-values "$dir/arg_v.bin"
+s --argsort --quiet --keys "$dir/empty.bin" --out-keys "$dir/arge_k.bin" --out-values "$dir/arge_v.bin"
+verify "i32 keys" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "i32", words(f"{sys.argv[1]}/i32.bin", "i"), lambda k: k, "i")
+PY
+verify "f32 keys in IEEE total order, with -0, +0, infinities and NaNs" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "f32", words(f"{sys.argv[1]}/f32.bin"), total_order)
+PY
+verify "f32 --descending --argsort" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "f32d", words(f"{sys.argv[1]}/f32.bin"), total_order, descending=True)
+PY
+verify "u64 keys" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "u64", words(f"{sys.argv[1]}/u64.bin", "Q"), lambda k: k, "Q")
+PY
+verify "u64 --bits 32:64 --descending --argsort" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "u64b", words(f"{sys.argv[1]}/u64.bin", "Q"), lambda k: k >> 32, "Q", descending=True)
+PY
+verify "--bits 8:20" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "bits", words(f"{sys.argv[1]}/u32.bin"), lambda k: (k >> 8) & 0xFFF)
+PY
+verify "--bits 4:4 leaves the order alone" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "nobits", words(f"{sys.argv[1]}/u32.bin"), lambda k: 0)
+PY
+verify "--descending is stable" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "desc", words(f"{sys.argv[1]}/u32.bin"), lambda k: k, descending=True)
+PY
+verify "--argsort writes the permutation" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+check(sys.argv[1], "arg", words(f"{sys.argv[1]}/u32.bin"), lambda k: k)
+d = sys.argv[1]
+assert open(f"{d}/arge_k.bin", "rb").read() == b"" and open(f"{d}/arge_v.bin", "rb").read() == b"", "empty argsort"
+PY
+
+# Bad values for the new options: usage errors (2) before any file is read, except the file size.
+expect 2 "unknown key type" -- sort --key-type u16 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
+expect 2 "--bits with LO > HI" -- sort --bits 8:4 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
+expect 2 "--bits past 32 for u32 keys" -- sort --bits 0:33 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
+expect 2 "--bits past 64 for u64 keys" -- sort --key-type u64 --bits 0:65 --keys "$dir/u64.bin" --out-keys "$dir/b1.bin"
+expect 2 "--bits without a colon" -- sort --bits 16 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
+expect 2 "--bits with a sign" -- sort --bits -1:8 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
+expect 2 "--argsort with --values" -- sort --argsort --keys "$dir/u32.bin" --out-keys "$dir/b1.bin" --values "$dir/index.bin" --out-values "$dir/b2.bin"
+expect 2 "--argsort without --out-values" -- sort --argsort --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
+expect 2 "--argsort on an empty bit range" -- sort --argsort --bits 3:3 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin" --out-values "$dir/b2.bin"
+expect 2 "a switch given a value" -- sort --descending yes --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
+expect 1 "u64 file size not a multiple of 8" -- sort --key-type u64 --keys "$dir/twelve.bin" --out-keys "$dir/b1.bin"
+no_file "$dir/b1.bin" "bad sort options"
+no_file "$dir/b2.bin" "bad sort options"
+expect 2 "info with an unknown option" -- info --colour
+expect 2 "--json with --quiet" -- demo --count 100 --json --quiet
+expect 2 "demo --profile given a value" -- demo --count 100 --profile 1
+
+# Help, version, JSON and quiet output.
+for command in info sort demo materials tiles; do
+  expect 0 "$command --help" -- "$command" --help
+  grep -q "usage: vren-radix $command" "$dir/stdout" || { echo "FAIL: $command --help printed no usage"; failures=$((failures + 1)); }
+done
+expect 0 "help sort" -- help sort
+expect 0 "--help" -- --help
+expect 0 "--version" -- --version
+grep -Eq '^vren-radix [0-9]+\.[0-9]+\.[0-9]+$' "$dir/stdout" || { echo "FAIL: --version printed '$(cat "$dir/stdout")'"; failures=$((failures + 1)); }
+expect 0 "info --json" -- info --json
+python3 -c 'import json, sys; assert json.load(sys.stdin)["devices"]' <"$dir/stdout" || { echo "FAIL: info --json"; failures=$((failures + 1)); }
+expect 0 "demo --json" -- demo --count 5000 --profile --json
+python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["verified"] and len(o["runs"]) == 2' <"$dir/stdout" || { echo "FAIL: demo --json"; failures=$((failures + 1)); }
+expect 0 "demo --quiet" -- demo --count 5000 --quiet
+[ -s "$dir/stdout" ] && { echo "FAIL: demo --quiet printed to stdout"; failures=$((failures + 1)); }
+expect 0 "info --quiet" -- info --quiet
+[ -s "$dir/stdout" ] && { echo "FAIL: info --quiet printed to stdout"; failures=$((failures + 1)); }
+
 ls "$dir" | grep -q '\.tmp-' && { echo "FAIL: a temporary file was left behind"; failures=$((failures + 1)); }
 
 echo "$passes passed, $failures failed"

@@ -1,0 +1,455 @@
+// Benchmarks vren_radix against CPU baselines (std::sort, std::stable_sort and an 8-bit LSD radix
+// sort) on u32 keys and on u32 key/value pairs.
+//
+// GPU times come from Vulkan timestamps around each sort (Context::timeSorts); the input is
+// restored on the device between sorts, outside the timed region. Every case is verified once
+// before any of its times is reported.
+//
+// pct_of_ceiling compares a sort with the time the device's copy bandwidth needs to move the
+// bytes a count-then-scatter radix sort with 4-bit digits must move: per key and pass, keys move
+// 12 bytes (count reads 4; scatter reads 4 and writes 4), pairs 20 (count 4, scatter 8 + 8), for
+// ceil((end_bit - begin_bit) / 4) passes. An engine that skips passes can exceed 100%.
+//
+// Flags, besides Google Benchmark's (--benchmark_filter, --benchmark_repetitions, ...):
+//   --max-log2=N      largest power-of-two count: default $VREN_RADIX_BENCH_MAX_LOG2, else 22 on a
+//                     CPU device and 28 on a GPU (less where device memory or the engine's
+//                     max_count is short)
+//   --cpu-max-log2=N  largest count for the CPU baselines: default $VREN_RADIX_BENCH_CPU_MAX_LOG2,
+//                     else the smaller of 24 and the --max-log2 value
+//   --device=N        the Vulkan device, numbered as by `vren-radix info`
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <volk.h>
+
+#include "bench_common.h"
+#include "cpu_radix.h"
+#include "vren_radix/context.h"
+
+namespace {
+
+using vren::radix::Context;
+using namespace vren::radix::bench;
+
+constexpr int kGpuDefaultMaxLog2 = 28;
+constexpr int kCpuDeviceDefaultMaxLog2 = 22;
+constexpr int kCpuBaselineDefaultMaxLog2 = 24;
+constexpr double kKeysBytesPerPass = 12;
+constexpr double kPairsBytesPerPass = 20;
+constexpr uint64_t kCopyBytes = uint64_t{256} << 20;
+constexpr uint64_t kCpuVariantWords = uint64_t{1} << 22;
+constexpr uint64_t kMaxCpuVariants = 64;
+
+std::string benchName(const char* impl, const Case& c) {
+  return std::string(impl) + (c.pairs ? "/pairs/" : "/keys/") + name(c.dist) + "/" + std::to_string(c.count);
+}
+
+struct CaseState {
+  bool verified = false;
+  uint32_t passes = 0;  // radix passes the engine recorded
+};
+
+// The input of the case being run, its std::sort output and the values 0, 1, 2, ... (which show
+// stability). Cases of the same distribution and count run one after another and share it.
+struct Input {
+  Dist dist = Dist::kUniform;
+  uint32_t count = 0;
+  std::vector<uint32_t> keys;
+  std::vector<uint32_t> sorted_keys;
+  std::vector<uint32_t> indices;
+  std::vector<std::vector<uint32_t>> variants;  // variants 1, 2, ... for the CPU baselines
+};
+
+Input& input(Dist dist, uint32_t count) {
+  static Input cached;
+  if (cached.keys.empty() || cached.dist != dist || cached.count != count) {
+    cached = Input{};  // frees the previous case's arrays first
+    cached.dist = dist;
+    cached.count = count;
+    cached.keys = makeKeys(dist, count);
+  }
+  return cached;
+}
+
+const std::vector<uint32_t>& sortedKeys(Input& in) {
+  if (in.sorted_keys.size() != in.keys.size()) in.sorted_keys = sortedCopy(in.keys);
+  return in.sorted_keys;
+}
+
+const std::vector<uint32_t>& indices(Input& in) {
+  if (in.indices.size() != in.keys.size()) {
+    in.indices.resize(in.keys.size());
+    std::iota(in.indices.begin(), in.indices.end(), 0u);
+  }
+  return in.indices;
+}
+
+// The input for one iteration of a CPU baseline. A CPU's branch predictor learns a small input
+// that is sorted over and over (std::sort of 2^10 keys then runs about ten times faster), so
+// iterations cycle through up to 64 draws of the same distribution, variant 0 included.
+const std::vector<uint32_t>& cpuInput(Input& in, uint64_t iteration) {
+  const uint64_t variants = std::clamp<uint64_t>(kCpuVariantWords / in.count, 1, kMaxCpuVariants);
+  while (in.variants.size() + 1 < variants)
+    in.variants.push_back(makeKeys(in.dist, in.count, static_cast<uint32_t>(in.variants.size() + 1)));
+  const uint64_t v = iteration % variants;
+  return v == 0 ? in.keys : in.variants[v - 1];
+}
+
+std::string verify(Input& in, bool pairs, std::span<const uint32_t> keys, std::span<const uint32_t> values) {
+  return pairs ? checkStablePairs(in.keys, keys.data(), values.data(), keys.size())
+               : compareKeys(sortedKeys(in), keys.data(), keys.size());
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void finish(benchmark::State& state, uint32_t count) {
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * count);
+}
+
+void benchVren(benchmark::State& state, Context& ctx, double copy_gbps, const Case& c, CaseState& cs) {
+  Input& in = input(c.dist, c.count);
+  const vren::radix::SortOptions options{.begin_bit = 0, .end_bit = endBit(c.dist)};
+  const std::vector<uint32_t> no_values;
+  const std::vector<uint32_t>& values_in = c.pairs ? indices(in) : no_values;
+  std::string error;
+  if (!cs.verified) {
+    std::vector<uint32_t> keys = in.keys, values = values_in;
+    vren::radix::SortStats stats;
+    if (!ctx.sort(keys, values, options, &stats, &error)) return state.SkipWithError(error.c_str());
+    if (!stats.canaries_intact) return state.SkipWithError("A word past the end of a device buffer was overwritten.");
+    if (const std::string why = verify(in, c.pairs, keys, values); !why.empty()) return state.SkipWithError(why.c_str());
+    cs.passes = stats.passes;
+  }
+
+  // One batch per run: a warm-up sort, then one sort per iteration.
+  std::vector<uint32_t> keys = in.keys, values = values_in;
+  std::vector<double> ms;
+  if (!ctx.timeSorts(keys, values, options, static_cast<int>(state.max_iterations) + 1, &ms, &error))
+    return state.SkipWithError(error.c_str());
+  ms.erase(ms.begin());
+  if (!cs.verified) {
+    if (const std::string why = verify(in, c.pairs, keys, values); !why.empty()) return state.SkipWithError(why.c_str());
+    cs.verified = true;
+  }
+
+  double total_ms = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    state.SetIterationTime(ms[i] * 1e-3);
+    total_ms += ms[i];
+    i = (i + 1) % ms.size();
+  }
+  finish(state, c.count);
+  const double passes = std::ceil(endBit(c.dist) / 4.0);
+  const double bytes = passes * c.count * (c.pairs ? kPairsBytesPerPass : kKeysBytesPerPass);
+  const double mean_s = total_ms * 1e-3 / static_cast<double>(state.iterations());
+  if (copy_gbps > 0 && mean_s > 0) state.counters["pct_of_ceiling"] = bytes / (copy_gbps * 1e9) / mean_s * 100;
+  state.counters["passes"] = cs.passes;
+}
+
+void benchStdSort(benchmark::State& state, const Case& c) {
+  Input& in = input(c.dist, c.count);
+  std::vector<uint32_t> keys(c.count);
+  uint64_t iteration = 0;
+  for (auto _ : state) {
+    const std::vector<uint32_t>& source = cpuInput(in, iteration++);
+    std::copy(source.begin(), source.end(), keys.begin());
+    const auto t0 = std::chrono::steady_clock::now();
+    std::sort(keys.begin(), keys.end());
+    benchmark::DoNotOptimize(keys.data());
+    state.SetIterationTime(millisecondsSince(t0) * 1e-3);
+  }
+  finish(state, c.count);
+}
+
+// Pairs sorted as one array of structs, zipped outside the timed region: the fastest way to
+// hand key/value pairs to std::stable_sort.
+void benchStdStableSort(benchmark::State& state, const Case& c) {
+  struct Pair {
+    uint32_t key, value;
+  };
+  Input& in = input(c.dist, c.count);
+  std::vector<Pair> pairs(c.count);
+  uint64_t iteration = 0;
+  for (auto _ : state) {
+    const std::vector<uint32_t>& source = cpuInput(in, iteration++);
+    for (uint32_t i = 0; i < c.count; ++i) pairs[i] = {source[i], i};
+    const auto t0 = std::chrono::steady_clock::now();
+    std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.key < b.key; });
+    benchmark::DoNotOptimize(pairs.data());
+    state.SetIterationTime(millisecondsSince(t0) * 1e-3);
+  }
+  finish(state, c.count);
+}
+
+void benchCpuRadix(benchmark::State& state, const Case& c, CaseState& cs) {
+  Input& in = input(c.dist, c.count);
+  std::vector<uint32_t> keys(c.count), keys_temp(c.count), values, values_temp;
+  if (c.pairs) {
+    values.resize(c.count);
+    values_temp.resize(c.count);
+  }
+  auto sortOnce = [&](uint64_t iteration) {
+    const std::vector<uint32_t>& source = cpuInput(in, iteration);
+    std::copy(source.begin(), source.end(), keys.begin());
+    if (c.pairs) std::iota(values.begin(), values.end(), 0u);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int passes = c.pairs ? cpuRadixSortPairs(keys, values, keys_temp, values_temp) : cpuRadixSort(keys, keys_temp);
+    benchmark::DoNotOptimize(keys.data());
+    return std::make_pair(millisecondsSince(t0), passes);
+  };
+  if (!cs.verified) {
+    cs.passes = static_cast<uint32_t>(sortOnce(0).second);
+    if (const std::string why = verify(in, c.pairs, keys, values); !why.empty()) return state.SkipWithError(why.c_str());
+    cs.verified = true;
+  }
+  uint64_t iteration = 0;
+  for (auto _ : state) state.SetIterationTime(sortOnce(iteration++).first * 1e-3);
+  finish(state, c.count);
+  state.counters["passes"] = cs.passes;
+}
+
+// The CPU radix sort against std::sort and std::stable_sort on awkward sizes and key sets.
+bool checkCpuRadix(std::string* error) {
+  SplitMix64 rng{20261122};
+  const uint32_t sizes[] = {0, 1, 2, 3, 255, 256, 257, 1000, 4103, 65536, 100003};
+  for (const uint32_t n : sizes) {
+    for (int kind = 0; kind < 7; ++kind) {
+      std::vector<uint32_t> keys(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t r = rng.next();
+        const uint32_t pick[] = {r, r & rng.next(), r & 0xFF, r & 0xF, 7, n - i, r << 24};
+        keys[i] = pick[kind];
+      }
+      std::vector<uint32_t> sorted = keys, temp(n), values(n), values_temp(n), sorted_keys = keys;
+      cpuRadixSort(sorted, temp);
+      std::sort(sorted_keys.begin(), sorted_keys.end());
+      std::string why = compareKeys(sorted_keys, sorted.data(), n);
+      if (why.empty()) {
+        std::vector<uint32_t> pair_keys = keys;
+        std::iota(values.begin(), values.end(), 0u);
+        cpuRadixSortPairs(pair_keys, values, temp, values_temp);
+        why = checkStablePairs(keys, pair_keys.data(), values.data(), n);
+      }
+      if (!why.empty()) {
+        *error = "The CPU radix sort failed on " + std::to_string(n) + " keys of kind " + std::to_string(kind) + ": " + why;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// GPU sorts per run: enough keys that the batch dwarfs its fixed costs, few enough that a CPU
+// device stays quick.
+int64_t sortsPerRun(uint32_t count, bool cpu_device) {
+  const uint64_t target_keys = cpu_device ? uint64_t{1} << 21 : uint64_t{1} << 28;
+  return static_cast<int64_t>(std::clamp<uint64_t>(target_keys / count, 4, 64));
+}
+
+struct Flags {
+  int max_log2 = 0;  // 0: chosen from the device
+  int cpu_max_log2 = 0;
+  int device = -1;
+};
+
+bool parseLog2(const std::string& text, int* out) {
+  if (text.empty() || text.size() > 2 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  *out = std::stoi(text);
+  return *out >= kMinLog2 && *out <= kMaxLog2;
+}
+
+// Takes our flags out of argv, leaving Google Benchmark's.
+bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    const auto eq = arg.find('=');
+    const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (key == "--max-log2" || key == "--cpu-max-log2") {
+      if (!parseLog2(value, key == "--max-log2" ? &flags->max_log2 : &flags->cpu_max_log2)) {
+        *error = key + " takes the log2 of a count, from " + std::to_string(kMinLog2) + " to " +
+                 std::to_string(kMaxLog2) + ", as in " + key + "=20.";
+        return false;
+      }
+    } else if (key == "--device") {
+      if (value.empty() || value.size() > 4 || value.find_first_not_of("0123456789") != std::string::npos) {
+        *error = "--device takes a device number from `vren-radix info`, as in --device=0.";
+        return false;
+      }
+      flags->device = std::stoi(value);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  argv[kept] = nullptr;
+  return true;
+}
+
+bool log2FromEnv(const char* variable, int* out, std::string* error) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text || *out != 0) return true;
+  if (parseLog2(text, out)) return true;
+  *error = std::string(variable) + " must be the log2 of a count, from " + std::to_string(kMinLog2) + " to " +
+           std::to_string(kMaxLog2) + ", not '" + text + "'.";
+  return false;
+}
+
+uint64_t largestDeviceLocalHeap(VkPhysicalDevice physical_device) {
+  VkPhysicalDeviceMemoryProperties memory;
+  vkGetPhysicalDeviceMemoryProperties(physical_device, &memory);
+  uint64_t largest = 0;
+  for (uint32_t i = 0; i < memory.memoryHeapCount; ++i)
+    if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) largest = std::max(largest, memory.memoryHeaps[i].size);
+  return largest;
+}
+
+// The largest power-of-two count whose pairs fit: keys, values, their temps and pristine copies
+// (24 bytes per element) in half of the largest device-local heap, within the engine's max_count.
+int defaultMaxLog2(const Context& ctx, uint64_t heap_bytes) {
+  if (ctx.device().type == "CPU") return kCpuDeviceDefaultMaxLog2;
+  int log2 = kGpuDefaultMaxLog2;
+  while (log2 > kMinLog2 && ((uint64_t{24} << log2) > heap_bytes / 2 || (uint64_t{1} << log2) > ctx.maxCount())) --log2;
+  return log2;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Read plus written bytes per second of a device-local copy, in GB/s; 0 if it cannot be timed.
+double measureCopyBandwidth(Context& ctx, uint64_t heap_bytes, uint64_t* bytes) {
+  *bytes = std::min<uint64_t>(kCopyBytes, std::max<uint64_t>(heap_bytes / 16, 1 << 20));
+  std::vector<double> ms;
+  std::string error;
+  if (!ctx.timeCopy(*bytes, 8, &ms, &error) || ms.size() < 2) {
+    std::fprintf(stderr, "vren_radix_bench: could not time a copy (%s); pct_of_ceiling is left out.\n", error.c_str());
+    return 0;
+  }
+  ms.erase(ms.begin());  // the first copy also faults pages in on some drivers
+  const double t = median(ms);
+  return t > 0 ? 2.0 * static_cast<double>(*bytes) / (t * 1e-3) / 1e9 : 0;
+}
+
+std::string formatDouble(double v, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, v);
+  return text;
+}
+
+}  // namespace
+
+constexpr const char* kFlagsHelp =
+    "vren_radix_bench flags, besides Google Benchmark's:\n"
+    "  --max-log2=N      largest power-of-two count (default: $VREN_RADIX_BENCH_MAX_LOG2, else 22 on a CPU\n"
+    "                    device and up to 28 on a GPU)\n"
+    "  --cpu-max-log2=N  largest count for the CPU baselines (default: $VREN_RADIX_BENCH_CPU_MAX_LOG2, else\n"
+    "                    the smaller of 24 and the largest count)\n"
+    "  --device=N        the Vulkan device, numbered as by `vren-radix info`\n\n";
+
+int main(int argc, char** argv) {
+  Flags flags;
+  std::string error;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help") std::fputs(kFlagsHelp, stdout);
+  if (!parseFlags(&argc, argv, &flags, &error)) {
+    std::fprintf(stderr, "vren_radix_bench: %s\n", error.c_str());
+    return 2;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  if (!log2FromEnv("VREN_RADIX_BENCH_MAX_LOG2", &flags.max_log2, &error) ||
+      !log2FromEnv("VREN_RADIX_BENCH_CPU_MAX_LOG2", &flags.cpu_max_log2, &error)) {
+    std::fprintf(stderr, "vren_radix_bench: %s\n", error.c_str());
+    return 2;
+  }
+  if (!checkCpuRadix(&error)) {
+    std::fprintf(stderr, "vren_radix_bench: %s\n", error.c_str());
+    return 1;
+  }
+
+  vren::radix::ContextOptions options;
+  options.device_index = flags.device;
+  std::unique_ptr<Context> ctx = Context::create(options, &error);
+  double copy_gbps = 0;
+  bool cpu_device = true;
+  if (ctx) {
+    const auto& d = ctx->device();
+    const auto props = vren::radix::getSorterProperties(ctx->sorter());
+    const uint64_t heap = largestDeviceLocalHeap(ctx->physicalDevice());
+    cpu_device = d.type == "CPU";
+    if (flags.max_log2 == 0) flags.max_log2 = defaultMaxLog2(*ctx, heap);
+    uint64_t copy_bytes = 0;
+    copy_gbps = measureCopyBandwidth(*ctx, heap, &copy_bytes);
+    benchmark::AddCustomContext("vren_radix_version", VREN_RADIX_VERSION_STRING);
+    benchmark::AddCustomContext("device", d.name + " (" + d.type + ")");
+    benchmark::AddCustomContext("driver", d.driver);
+    benchmark::AddCustomContext("subgroup_size", std::to_string(props.subgroup_size));
+    benchmark::AddCustomContext("tuning", "workgroup_size " + std::to_string(props.tuning.workgroup_size) +
+                                              ", keys_per_thread " + std::to_string(props.tuning.keys_per_thread) +
+                                              ", tile " + std::to_string(props.tile_size));
+    benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
+    benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));
+    benchmark::AddCustomContext("copy_bandwidth_note", "read + written bytes per second of a " +
+                                                           std::to_string(copy_bytes >> 20) +
+                                                           " MiB device-local vkCmdCopyBuffer, median of 7");
+  } else {
+    std::fprintf(stderr, "vren_radix_bench: %s Running the CPU baselines only.\n", error.c_str());
+    if (flags.max_log2 == 0) flags.max_log2 = kCpuDeviceDefaultMaxLog2;
+    benchmark::AddCustomContext("device", "none: " + error);
+  }
+  if (flags.cpu_max_log2 == 0) flags.cpu_max_log2 = std::min(flags.max_log2, kCpuBaselineDefaultMaxLog2);
+  benchmark::AddCustomContext("max_log2", std::to_string(flags.max_log2));
+  benchmark::AddCustomContext("cpu_max_log2", std::to_string(flags.cpu_max_log2));
+
+  bool over_limit = false;
+  for (const Case& c : makeCases(flags.max_log2)) {
+    over_limit = over_limit || (ctx && c.count > ctx->maxCount());
+    if (ctx && c.count <= ctx->maxCount()) {
+      auto cs = std::make_shared<CaseState>();
+      Context* context = ctx.get();
+      benchmark::RegisterBenchmark(benchName("vren_radix", c).c_str(),
+                                   [=](benchmark::State& state) { benchVren(state, *context, copy_gbps, c, *cs); })
+          ->UseManualTime()
+          ->Iterations(sortsPerRun(c.count, cpu_device))
+          ->Unit(benchmark::kMillisecond);
+    }
+    if (c.count > (uint64_t{1} << flags.cpu_max_log2)) continue;
+    if (c.pairs)
+      benchmark::RegisterBenchmark(benchName("std_stable_sort", c).c_str(),
+                                   [=](benchmark::State& state) { benchStdStableSort(state, c); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    else
+      benchmark::RegisterBenchmark(benchName("std_sort", c).c_str(), [=](benchmark::State& state) { benchStdSort(state, c); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    auto cs = std::make_shared<CaseState>();
+    benchmark::RegisterBenchmark(benchName("cpu_radix", c).c_str(),
+                                 [=](benchmark::State& state) { benchCpuRadix(state, c, *cs); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+
+  if (over_limit)
+    std::fprintf(stderr, "vren_radix_bench: counts above this device's limit of %u keys run on the CPU only.\n",
+                 ctx->maxCount());
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,21 @@
+// Command-line parsing shared by the CLI's commands.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace vren::radix::cli {
+
+// Parses `--name value` pairs for the flags in `allowed`, and value-less switches from
+// `switches`, which are stored with the value "1"; anything else is an error. A repeated flag
+// keeps its last value. False with a one-sentence reason on failure.
+bool parseFlags(int argc, char** argv, const std::vector<std::string>& allowed, std::map<std::string, std::string>* out,
+                std::string* error, const std::vector<std::string>& switches = {});
+
+// A decimal number of 1 to 19 digits, at most `max`. False otherwise (*value may then hold the
+// parsed number).
+bool parseUint(const std::string& text, uint64_t max, uint64_t* value);
+
+}  // namespace vren::radix::cli

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Builds tests/consumer both ways a user would and runs it: against an install prefix
+# (cmake --install, then find_package with CMAKE_PREFIX_PATH) and through add_subdirectory of
+# the source tree. Usage: consumer_test.sh SOURCE_DIR WORK_DIR [CMAKE_ARGS...]
+# WORK_DIR is emptied first; CMAKE_ARGS (compilers, -DVREN_RADIX_WERROR=ON) go to every configure.
+set -eu
+src=$(cd "$1" && pwd)
+work=$2
+shift 2
+rm -rf "$work"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+prefix=$work/prefix
+
+step() { echo "consumer_test: $*"; }
+
+step "build and install the library and the CLI into $prefix"
+cmake -S "$src" -B "$work/lib" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
+  -DVREN_RADIX_BUILD_TESTS=OFF -DVREN_RADIX_BUILD_BENCH=OFF -DVREN_RADIX_BUILD_EXAMPLES=OFF \
+  -DVREN_RADIX_BUILD_CLI=ON "$@" >/dev/null
+cmake --build "$work/lib"
+cmake --install "$work/lib" >/dev/null
+"$prefix/bin/vren-radix" --version
+if grep -rl -e "$src" -e "$work/lib" "$prefix"; then
+  echo "consumer_test: the installed files above name the source or build tree" >&2
+  exit 1
+fi
+
+step "find_package(vren_radix) from the prefix"
+cmake -S "$src/tests/consumer" -B "$work/installed" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" "$@" >/dev/null
+cmake --build "$work/installed"
+"$work/installed/consumer"
+
+step "add_subdirectory of $src"
+cmake -S "$src/tests/consumer" -B "$work/subdirectory" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DVREN_RADIX_SOURCE_DIR="$src" "$@" >/dev/null
+cmake --build "$work/subdirectory"
+if [ -e "$work/subdirectory/vren_radix/tests" ] || [ -e "$work/subdirectory/vren_radix/vren-radix" ]; then
+  echo "consumer_test: as a subproject, vren_radix built its tests or CLI; they must default to OFF" >&2
+  exit 1
+fi
+"$work/subdirectory/consumer"
+step "both builds sorted"

@@ -1,0 +1,1136 @@
+// Reliability: creation under failing host allocations (every failure point, nothing leaked),
+// preconditions refused with a sentence, requirement arithmetic at counts near 2^31 and 2^32,
+// the device limits behind max_count (faked through the entry points the library is given), one
+// sorter recorded from several threads, and several contexts sorting at once. Runs under the
+// validation layer.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <volk.h>
+
+#include "gpu_test.h"
+#include "vren_radix/tiles.h"
+
+#if __has_include("vren_radix/materials.h")
+#include "vren_radix/materials.h"
+#define VREN_RADIX_TEST_MATERIALS 1
+#endif
+
+namespace vren::radix::test {
+namespace {
+
+constexpr uint32_t kPoison = 0xDCDCDCDCu;
+constexpr uint32_t kCanary = 0xC0FFEE11u;
+
+// Host allocation callbacks that fail the fail_at-th allocation or reallocation (0-based) and
+// keep count of the blocks still live.
+class FailingAllocator {
+ public:
+  FailingAllocator() {
+    callbacks_.pUserData = this;
+    callbacks_.pfnAllocation = allocate;
+    callbacks_.pfnReallocation = reallocate;
+    callbacks_.pfnFree = release;
+  }
+  ~FailingAllocator() {
+    for (auto& [pointer, size] : live_) std::free(pointer);
+  }
+
+  const VkAllocationCallbacks* callbacks() const { return &callbacks_; }
+
+  void arm(uint64_t fail_at) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fail_at_ = fail_at;
+    calls_ = 0;
+    failures_ = 0;
+    foreign_frees_ = 0;
+  }
+  size_t live() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.size();
+  }
+  uint64_t calls() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_;
+  }
+  uint64_t failures() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failures_;
+  }
+  uint64_t foreignFrees() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return foreign_frees_;
+  }
+
+ private:
+  // Called with the mutex held: false if this call is the one to fail.
+  bool admit() {
+    const bool fail = calls_++ == fail_at_;
+    failures_ += fail;
+    return !fail;
+  }
+
+  void* take(size_t size, size_t alignment) {
+    void* pointer = nullptr;
+    if (posix_memalign(&pointer, std::max(alignment, sizeof(void*)), std::max<size_t>(size, 1)) != 0) return nullptr;
+    live_[pointer] = size;
+    return pointer;
+  }
+
+  static VKAPI_ATTR void* VKAPI_CALL allocate(void* user, size_t size, size_t alignment, VkSystemAllocationScope) {
+    auto* self = static_cast<FailingAllocator*>(user);
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    if (size == 0 || !self->admit()) return nullptr;
+    return self->take(size, alignment);
+  }
+
+  static VKAPI_ATTR void* VKAPI_CALL reallocate(void* user, void* original, size_t size, size_t alignment,
+                                                VkSystemAllocationScope scope) {
+    if (!original) return allocate(user, size, alignment, scope);
+    if (size == 0) {
+      release(user, original);
+      return nullptr;
+    }
+    auto* self = static_cast<FailingAllocator*>(user);
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    auto it = self->live_.find(original);
+    if (it == self->live_.end()) {
+      ++self->foreign_frees_;
+      return nullptr;
+    }
+    if (!self->admit()) return nullptr;  // the original stays valid, as the spec asks
+    const size_t old_size = it->second;
+    void* pointer = self->take(size, alignment);
+    if (!pointer) return nullptr;
+    std::memcpy(pointer, original, std::min(old_size, size));
+    self->live_.erase(original);
+    std::free(original);
+    return pointer;
+  }
+
+  static VKAPI_ATTR void VKAPI_CALL release(void* user, void* pointer) {
+    if (!pointer) return;
+    auto* self = static_cast<FailingAllocator*>(user);
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    if (self->live_.erase(pointer) == 0) {
+      ++self->foreign_frees_;
+      return;
+    }
+    std::free(pointer);
+  }
+
+  VkAllocationCallbacks callbacks_{};
+  std::mutex mutex_;
+  std::unordered_map<void*, size_t> live_;
+  uint64_t fail_at_ = UINT64_MAX;
+  uint64_t calls_ = 0;
+  uint64_t failures_ = 0;
+  uint64_t foreign_frees_ = 0;
+};
+
+// Vulkan object creation through wrapped device entry points: the fail_at-th vkCreate* call
+// (0-based) returns VK_ERROR_OUT_OF_DEVICE_MEMORY without reaching the driver, and the shader
+// modules, pipeline layouts and pipelines still alive are counted. Drivers may ignore
+// pAllocator for some objects (lavapipe does for pipelines and layouts), so this sees leaks that
+// the allocation callbacks cannot.
+class FailingObjects {
+ public:
+  static PFN_vkGetDeviceProcAddr getDeviceProcAddr() { return wrappedGetDeviceProcAddr; }
+
+  void arm(uint64_t fail_at) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fail_at_ = fail_at;
+    calls_ = 0;
+    failures_ = 0;
+    foreign_ = 0;
+  }
+  size_t live() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.size();
+  }
+  uint64_t calls() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_;
+  }
+  uint64_t failures() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failures_;
+  }
+  uint64_t foreignFrees() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return foreign_;
+  }
+
+ private:
+  static FailingObjects& self() {
+    static FailingObjects instance;
+    return instance;
+  }
+  template <typename Handle>
+  static uint64_t key(Handle h) {
+    return reinterpret_cast<uint64_t>(h);
+  }
+  bool admit() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const bool fail = calls_++ == fail_at_;
+    failures_ += fail;
+    return !fail;
+  }
+  void add(uint64_t handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.insert(handle);
+  }
+  // False for a handle this tracker never saw created (it then stays away from the driver).
+  bool remove(uint64_t handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (live_.erase(handle)) return true;
+    ++foreign_;
+    return false;
+  }
+
+  static VKAPI_ATTR VkResult VKAPI_CALL createShaderModule(VkDevice device, const VkShaderModuleCreateInfo* info,
+                                                           const VkAllocationCallbacks* allocator,
+                                                           VkShaderModule* module) {
+    if (!self().admit()) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    const VkResult result = self().create_module_(device, info, allocator, module);
+    if (result == VK_SUCCESS) self().add(key(*module));
+    return result;
+  }
+  static VKAPI_ATTR void VKAPI_CALL destroyShaderModule(VkDevice device, VkShaderModule module,
+                                                        const VkAllocationCallbacks* allocator) {
+    if (module && self().remove(key(module))) self().destroy_module_(device, module, allocator);
+  }
+  static VKAPI_ATTR VkResult VKAPI_CALL createPipelineLayout(VkDevice device, const VkPipelineLayoutCreateInfo* info,
+                                                             const VkAllocationCallbacks* allocator,
+                                                             VkPipelineLayout* layout) {
+    if (!self().admit()) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    const VkResult result = self().create_layout_(device, info, allocator, layout);
+    if (result == VK_SUCCESS) self().add(key(*layout));
+    return result;
+  }
+  static VKAPI_ATTR void VKAPI_CALL destroyPipelineLayout(VkDevice device, VkPipelineLayout layout,
+                                                          const VkAllocationCallbacks* allocator) {
+    if (layout && self().remove(key(layout))) self().destroy_layout_(device, layout, allocator);
+  }
+  static VKAPI_ATTR VkResult VKAPI_CALL createComputePipelines(VkDevice device, VkPipelineCache cache, uint32_t count,
+                                                               const VkComputePipelineCreateInfo* infos,
+                                                               const VkAllocationCallbacks* allocator,
+                                                               VkPipeline* pipelines) {
+    if (!self().admit()) {
+      std::fill(pipelines, pipelines + count, VK_NULL_HANDLE);  // as the spec asks of a driver
+      return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    }
+    const VkResult result = self().create_pipelines_(device, cache, count, infos, allocator, pipelines);
+    for (uint32_t i = 0; i < count; ++i)
+      if (pipelines[i]) self().add(key(pipelines[i]));
+    return result;
+  }
+  static VKAPI_ATTR void VKAPI_CALL destroyPipeline(VkDevice device, VkPipeline pipeline,
+                                                    const VkAllocationCallbacks* allocator) {
+    if (pipeline && self().remove(key(pipeline))) self().destroy_pipeline_(device, pipeline, allocator);
+  }
+
+  template <typename Fn>
+  static PFN_vkVoidFunction wrap(PFN_vkVoidFunction real, Fn* slot, Fn wrapper) {
+    *slot = reinterpret_cast<Fn>(real);
+    return real ? reinterpret_cast<PFN_vkVoidFunction>(wrapper) : nullptr;
+  }
+  static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrappedGetDeviceProcAddr(VkDevice device, const char* name) {
+    FailingObjects& t = self();
+    const PFN_vkVoidFunction real = vkGetDeviceProcAddr(device, name);
+    const std::string n = name;
+    if (n == "vkCreateShaderModule") return wrap(real, &t.create_module_, createShaderModule);
+    if (n == "vkDestroyShaderModule") return wrap(real, &t.destroy_module_, destroyShaderModule);
+    if (n == "vkCreatePipelineLayout") return wrap(real, &t.create_layout_, createPipelineLayout);
+    if (n == "vkDestroyPipelineLayout") return wrap(real, &t.destroy_layout_, destroyPipelineLayout);
+    if (n == "vkCreateComputePipelines") return wrap(real, &t.create_pipelines_, createComputePipelines);
+    if (n == "vkDestroyPipeline") return wrap(real, &t.destroy_pipeline_, destroyPipeline);
+    return real;
+  }
+
+  PFN_vkCreateShaderModule create_module_ = nullptr;
+  PFN_vkDestroyShaderModule destroy_module_ = nullptr;
+  PFN_vkCreatePipelineLayout create_layout_ = nullptr;
+  PFN_vkDestroyPipelineLayout destroy_layout_ = nullptr;
+  PFN_vkCreateComputePipelines create_pipelines_ = nullptr;
+  PFN_vkDestroyPipeline destroy_pipeline_ = nullptr;
+  std::mutex mutex_;
+  std::set<uint64_t> live_;
+  uint64_t fail_at_ = UINT64_MAX;
+  uint64_t calls_ = 0;
+  uint64_t failures_ = 0;
+  uint64_t foreign_ = 0;
+
+  friend FailingObjects& failingObjects();
+};
+
+FailingObjects& failingObjects() { return FailingObjects::self(); }
+
+// Fails step k = 0, 1, 2, ... (an allocation, or an object creation) of `create` until a
+// creation sees no failure. Every failed creation must return the injected error, leave the
+// out-pointer null, say why, and release all it took; the successful one must release
+// everything on destroy. Returns the number of steps the successful creation made.
+template <typename Object, typename Injector, typename Create, typename Destroy>
+uint64_t createUnderFailures(const char* what, Injector& injector, VkResult injected, Create create, Destroy destroy) {
+  constexpr uint64_t kMaxSteps = 100000;
+  for (uint64_t k = 0; k < kMaxSteps; ++k) {
+    INFO(what << ": step " << k << " fails");
+    injector.arm(k);
+    Object* object = reinterpret_cast<Object*>(uintptr_t{16});  // must be overwritten
+    std::string why;
+    const VkResult result = create(&object, &why);
+    const bool failed_one = injector.failures() > 0;
+    if (result == VK_SUCCESS) {
+      REQUIRE(object != nullptr);
+      const uint64_t steps = injector.calls();
+      destroy(object);
+      CHECK(injector.live() == 0);
+      CHECK(injector.foreignFrees() == 0);
+      // A driver may survive a failed allocation (e.g. a cache); then keep going.
+      if (!failed_one) {
+        injector.arm(UINT64_MAX);
+        return steps;
+      }
+      continue;
+    }
+    REQUIRE(failed_one);  // nothing else may make creation fail here
+    CHECK(result == injected);
+    CHECK(object == nullptr);
+    CHECK(!why.empty());
+    CHECK(injector.live() == 0);
+    CHECK(injector.foreignFrees() == 0);
+  }
+  FAIL(what << ": creation still fails after " << kMaxSteps << " steps");
+  return 0;
+}
+
+SorterCreateInfo sorterCreateInfo(Context& ctx) {
+  SorterCreateInfo info;
+  info.instance = ctx.instance();
+  info.physical_device = ctx.physicalDevice();
+  info.device = ctx.vkDevice();
+  info.get_instance_proc_addr = vkGetInstanceProcAddr;
+  info.get_device_proc_addr = vkGetDeviceProcAddr;
+  info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  return info;
+}
+
+TilePackerCreateInfo packerCreateInfo(Context& ctx) {
+  TilePackerCreateInfo info;
+  info.instance = ctx.instance();
+  info.physical_device = ctx.physicalDevice();
+  info.device = ctx.vkDevice();
+  info.get_instance_proc_addr = vkGetInstanceProcAddr;
+  info.get_device_proc_addr = vkGetDeviceProcAddr;
+  info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  return info;
+}
+
+// Creates each kind of object with `configure` applied to its create info, failing step k of
+// `injector` for every k, and returns the step counts of the sorter, the tile packer and (if
+// built) the material sorter.
+template <typename Injector, typename Configure>
+std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, VkResult injected, Configure configure) {
+  std::vector<uint64_t> steps;
+  steps.push_back(createUnderFailures<Sorter>(
+      "createSorter", injector, injected,
+      [&](Sorter** out, std::string* why) {
+        SorterCreateInfo info = sorterCreateInfo(ctx);
+        configure(info.allocator, info.get_device_proc_addr);
+        return createSorter(info, out, why);
+      },
+      destroySorter));
+  steps.push_back(createUnderFailures<TilePacker>(
+      "createTilePacker", injector, injected,
+      [&](TilePacker** out, std::string* why) {
+        TilePackerCreateInfo info = packerCreateInfo(ctx);
+        configure(info.allocator, info.get_device_proc_addr);
+        return createTilePacker(info, out, why);
+      },
+      destroyTilePacker));
+#ifdef VREN_RADIX_TEST_MATERIALS
+  steps.push_back(createUnderFailures<MaterialSorter>(
+      "createMaterialSorter", injector, injected,
+      [&](MaterialSorter** out, std::string* why) {
+        MaterialSorterCreateInfo info;
+        info.instance = ctx.instance();
+        info.physical_device = ctx.physicalDevice();
+        info.device = ctx.vkDevice();
+        info.get_instance_proc_addr = vkGetInstanceProcAddr;
+        info.get_device_proc_addr = vkGetDeviceProcAddr;
+        info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+        configure(info.allocator, info.get_device_proc_addr);
+        return createMaterialSorter(info, out, why);
+      },
+      destroyMaterialSorter));
+#endif
+  return steps;
+}
+
+std::string describeSteps(const std::vector<uint64_t>& steps) {
+  std::string s = "sorter " + std::to_string(steps[0]) + ", tile packer " + std::to_string(steps[1]);
+  if (steps.size() > 2) s += ", material sorter " + std::to_string(steps[2]);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: creation under failing host allocations leaks nothing") {
+  FailingAllocator allocator;
+  const std::vector<uint64_t> steps = createEachUnderFailures(
+      context(), allocator, VK_ERROR_OUT_OF_HOST_MEMORY,
+      [&](const VkAllocationCallbacks*& callbacks, PFN_vkGetDeviceProcAddr&) { callbacks = allocator.callbacks(); });
+  MESSAGE("host allocations through the callbacks while creating: " << describeSteps(steps));
+  // The callbacks must reach the driver, or this test proves nothing.
+  for (uint64_t n : steps) CHECK(n > 0);
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: creation under failing Vulkan object creation leaks nothing") {
+  FailingObjects& objects = failingObjects();
+  const std::vector<uint64_t> steps = createEachUnderFailures(
+      context(), objects, VK_ERROR_OUT_OF_DEVICE_MEMORY,
+      [](const VkAllocationCallbacks*&, PFN_vkGetDeviceProcAddr& gdpa) { gdpa = FailingObjects::getDeviceProcAddr(); });
+  MESSAGE("shader module, layout and pipeline creations: " << describeSteps(steps));
+  for (uint64_t n : steps) CHECK(n >= 3);
+}
+
+namespace {
+
+// Real buffers for precondition checks (validation reads their device addresses).
+struct Buffers {
+  explicit Buffers(Context& c) : ctx(c) {}
+  ~Buffers() {
+    for (GpuBuffer& b : list) ctx.destroyBuffer(&b);
+  }
+  VkBuffer make(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible = false) {
+    GpuBuffer b;
+    std::string error;
+    REQUIRE_MESSAGE(ctx.createBuffer(size, usage, host_visible, &b, &error), error);
+    list.push_back(b);
+    return b.buffer;
+  }
+  Context& ctx;
+  std::vector<GpuBuffer> list;
+};
+
+// A refusal must be one sentence that names the problem.
+void checkRefused(const char* message, const char* expected_words, const char* what) {
+  INFO(what);
+  REQUIRE(message != nullptr);
+  const std::string m = message;
+  INFO("message: " << m);
+  CHECK(m.size() > 10);
+  CHECK(m.back() == '.');
+  CHECK(m.find(expected_words) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: validateSortInfo refuses each bad input with a sentence") {
+  Context& ctx = context();
+  const Sorter* sorter = ctx.sorter();
+  const SorterProperties props = getSorterProperties(sorter);
+  const uint32_t n = 1000;
+  const MemoryRequirements req = getMemoryRequirements(sorter, n, true);
+  REQUIRE(req.alignment >= 8);
+  const VkDeviceSize bytes = VkDeviceSize{n} * 4;
+  const VkDeviceSize align = req.alignment;
+  Buffers buffers(ctx);
+  // One buffer holds keys and values back to back (allowed: they do not overlap).
+  const VkBuffer data = buffers.make(2 * bytes + 4 * align, req.usage);
+  const VkBuffer temps = buffers.make(2 * bytes + 4 * align, req.usage);
+  const VkBuffer internal = buffers.make(req.internal_size + 4 * align, req.internal_usage);
+
+  SortInfo good;
+  good.count = n;
+  good.keys = {data, 0, bytes};
+  good.values = {data, bytes, bytes};  // 4000: a multiple of 16
+  good.keys_temp = {temps, 0, bytes};
+  good.values_temp = {temps, bytes, bytes};
+  good.internal = {internal, 0, req.internal_size};
+  REQUIRE(bytes % align == 0);
+  CHECK(validateSortInfo(sorter, good) == nullptr);
+  SortInfo whole = good;
+  for (BufferRange* r : {&whole.keys, &whole.keys_temp, &whole.internal}) r->size = VK_WHOLE_SIZE;
+  whole.values = {};
+  whole.values_temp = {};
+  CHECK(validateSortInfo(sorter, whole) == nullptr);
+
+  struct Case {
+    const char* what;
+    const char* words;
+    void (*spoil)(SortInfo&, VkDeviceSize bytes, VkDeviceSize alignment, uint32_t max_count);
+  };
+  const Case cases[] = {
+      {"end_bit past 32", "bit range", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.end_bit = 33; }},
+      {"begin_bit after end_bit", "bit range",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) {
+         i.begin_bit = 9;
+         i.end_bit = 8;
+       }},
+      {"both bits past 32", "bit range",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) {
+         i.begin_bit = 40;
+         i.end_bit = 40;
+       }},
+      {"64-bit keys past bit 64", "bit range",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) {
+         i.key_type = KeyType::kU64;
+         i.end_bit = 65;
+       }},
+      {"argsort without values", "argsort",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) {
+         i.argsort = true;
+         i.values = {};
+         i.values_temp = {};
+       }},
+      {"64-bit keys in 32-bit-key buffers", "keys buffer is smaller",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) {
+         i.key_type = KeyType::kU64;
+         i.end_bit = 64;
+       }},
+      {"count above max_count", "count",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t max) { i.count = max + 1; }},
+      {"no keys", "required", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys = {}; }},
+      {"no keys_temp", "required", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys_temp = {}; }},
+      {"no internal", "required", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.internal = {}; }},
+      {"values without values_temp", "values_temp",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values_temp = {}; }},
+      {"keys too small", "keys buffer is smaller", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys.size -= 4; }},
+      {"keys_temp too small", "keys buffer is smaller",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys_temp.size -= 4; }},
+      {"values too small", "values buffer is smaller", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values.size -= 4; }},
+      {"values_temp too small", "values buffer is smaller",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values_temp.size = 0; }},
+      {"internal too small", "internal buffer is smaller",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.internal.size -= 4; }},
+      {"keys offset misaligned", "multiples",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize a, uint32_t) { i.keys.offset += a / 2; }},
+      {"keys_temp offset misaligned", "multiples",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys_temp.offset += 4; }},
+      {"values offset misaligned", "multiples",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values.offset += 4; }},
+      {"values_temp offset misaligned", "multiples",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values_temp.offset += 8; }},
+      {"internal offset misaligned", "multiples",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.internal.offset += 4; }},
+      {"keys_temp overlaps keys", "overlap",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize a, uint32_t) { i.keys_temp = {i.keys.buffer, a, i.keys.size}; }},
+      {"values overlap keys", "overlap",
+       [](SortInfo& i, VkDeviceSize b, VkDeviceSize a, uint32_t) { i.values.offset = b - a; }},
+      {"values_temp overlaps values", "overlap",
+       [](SortInfo& i, VkDeviceSize b, VkDeviceSize, uint32_t) { i.values_temp = {i.values.buffer, b, b}; }},
+      {"values_temp overlaps keys_temp", "overlap",
+       [](SortInfo& i, VkDeviceSize b, VkDeviceSize a, uint32_t) { i.values_temp.offset = b - 2 * a; }},
+      {"keys are their own temp", "overlap",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys_temp = i.keys; }},
+      {"internal overlaps keys", "overlap",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) {
+         i.internal.buffer = i.keys.buffer;
+         i.internal.offset = 0;
+       }},
+      {"internal overlaps values_temp", "overlap",
+       [](SortInfo& i, VkDeviceSize b, VkDeviceSize, uint32_t) {
+         i.internal.buffer = i.values_temp.buffer;
+         i.internal.offset = b + b / 2 / 16 * 16;
+       }},
+  };
+  for (const Case& c : cases) {
+    SortInfo bad = good;
+    c.spoil(bad, bytes, align, props.max_count);
+    if (bad.count == 0) continue;  // max_count == UINT32_MAX: no count is too large
+    checkRefused(validateSortInfo(sorter, bad), c.words, c.what);
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: validateTilePackInfo refuses each bad input with a sentence") {
+  Context& ctx = context();
+  TilePacker* raw = nullptr;
+  std::string why;
+  REQUIRE_MESSAGE(createTilePacker(packerCreateInfo(ctx), &raw, &why) == VK_SUCCESS, why);
+  struct Destroy {
+    void operator()(TilePacker* p) const { destroyTilePacker(p); }
+  };
+  std::unique_ptr<TilePacker, Destroy> packer(raw);
+  const uint32_t w = 100, h = 70;
+  const TileMemoryRequirements req = getTileMemoryRequirements(packer.get(), w, h);
+  const VkDeviceSize key_bytes = VkDeviceSize{w} * h * 4;
+  Buffers buffers(ctx);
+  const VkBuffer keys = buffers.make(key_bytes + 64, req.usage);
+  const VkBuffer out = buffers.make(req.pixels_size + req.containers_size + req.tile_ranges_size + 64, req.usage);
+  const VkBuffer counter = buffers.make(16, req.usage);
+
+  TilePackInfo good;
+  good.width = w;
+  good.height = h;
+  good.keys = {keys, 0, key_bytes};
+  good.counter = {counter, 0, 4};
+  good.pixels = {out, 0, req.pixels_size};
+  good.containers = {out, req.pixels_size, req.containers_size};
+  good.tile_ranges = {out, req.pixels_size + req.containers_size, req.tile_ranges_size};
+  CHECK(validateTilePackInfo(packer.get(), good) == nullptr);
+
+  struct Case {
+    const char* what;
+    const char* words;
+    void (*spoil)(TilePackInfo&);
+  };
+  const Case cases[] = {
+      {"width past 65535", "65535", [](TilePackInfo& i) { i.width = kMaxTileScreenSize + 1; }},
+      {"height past 65535", "65535", [](TilePackInfo& i) { i.height = kMaxTileScreenSize + 1; }},
+      {"probes past 15", "probes", [](TilePackInfo& i) { i.probes = kMaxTileProbes + 1; }},
+      {"no keys", "required", [](TilePackInfo& i) { i.keys = {}; }},
+      {"no counter", "required", [](TilePackInfo& i) { i.counter = {}; }},
+      {"no pixels", "required", [](TilePackInfo& i) { i.pixels = {}; }},
+      {"no tile_ranges", "required", [](TilePackInfo& i) { i.tile_ranges = {}; }},
+      {"keys offset misaligned", "multiples", [](TilePackInfo& i) { i.keys.offset = 2; }},
+      {"counter offset misaligned", "multiples", [](TilePackInfo& i) { i.counter.offset = 1; }},
+      {"pixels offset misaligned", "multiples", [](TilePackInfo& i) { i.pixels.offset = 2; }},
+      {"containers offset misaligned", "multiples", [](TilePackInfo& i) { i.containers.offset += 2; }},
+      {"tile_ranges offset misaligned", "multiples", [](TilePackInfo& i) { i.tile_ranges.offset += 3; }},
+      {"keys too small", "keys buffer is smaller", [](TilePackInfo& i) { i.keys.size -= 4; }},
+      {"counter too small", "counter buffer is smaller", [](TilePackInfo& i) { i.counter.size = 0; }},
+      {"pixels too small", "pixels buffer is smaller", [](TilePackInfo& i) { i.pixels.size -= 4; }},
+      {"containers too small", "containers buffer is smaller", [](TilePackInfo& i) { i.containers.size -= 4; }},
+      {"tile_ranges too small", "tile_ranges buffer is smaller", [](TilePackInfo& i) { i.tile_ranges.size -= 8; }},
+      {"containers overlap pixels", "overlap", [](TilePackInfo& i) { i.containers.offset -= 4; }},
+      {"tile_ranges overlap containers", "overlap", [](TilePackInfo& i) { i.tile_ranges.offset -= 8; }},
+      {"counter inside the keys", "overlap", [](TilePackInfo& i) { i.counter = {i.keys.buffer, 400, 4}; }},
+      {"pixels over the keys", "overlap", [](TilePackInfo& i) { i.pixels.buffer = i.keys.buffer; }},
+  };
+  for (const Case& c : cases) {
+    TilePackInfo bad = good;
+    c.spoil(bad);
+    checkRefused(validateTilePackInfo(packer.get(), bad), c.words, c.what);
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: Context::sort refuses mismatched or oversized input") {
+  Context& ctx = context();
+  std::vector<uint32_t> keys(100, 7), more(101, 1), fewer(99, 1);
+  std::string error;
+  CHECK_FALSE(ctx.sort(keys, more, {}, nullptr, &error));
+  CHECK(error.find("values") != std::string::npos);
+  CHECK(error.back() == '.');
+  error.clear();
+  CHECK_FALSE(ctx.sort(keys, fewer, {}, nullptr, &error));
+  CHECK(!error.empty());
+  error.clear();
+  CHECK_FALSE(ctx.sort({}, more, {}, nullptr, &error));
+  CHECK(!error.empty());
+  error.clear();
+  SortOptions bits;
+  bits.begin_bit = 4;
+  bits.end_bit = 40;
+  CHECK_FALSE(ctx.sort(keys, {}, bits, nullptr, &error));
+  CHECK(error.find("bit") != std::string::npos);
+
+  // One key more than the device allows, in reserved but inaccessible address space: the
+  // count must be refused before any key is touched.
+  const uint64_t too_many = uint64_t{ctx.maxCount()} + 1;
+  if (too_many <= UINT32_MAX) {
+    const size_t bytes = static_cast<size_t>(too_many * 4);
+    void* reserved = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    REQUIRE(reserved != MAP_FAILED);
+    error.clear();
+    CHECK_FALSE(ctx.sort(std::span<uint32_t>(static_cast<uint32_t*>(reserved), static_cast<size_t>(too_many)), {}, {},
+                         nullptr, &error));
+    CHECK(error.find("limit") != std::string::npos);
+    munmap(reserved, bytes);
+  }
+  // The context still sorts afterwards.
+  std::vector<uint32_t> small = {3, 1, 2};
+  REQUIRE_MESSAGE(ctx.sort(small, {}, {}, nullptr, &error), error);
+  CHECK(small == std::vector<uint32_t>{1, 2, 3});
+}
+
+namespace {
+
+// Device limits reported to the library through a wrapped vkGetInstanceProcAddr: the library
+// reads the device only through the entry points it is given.
+struct FakeLimits {
+  uint64_t max_allocation = 0;  // 0: the device's own
+  uint32_t groups_x = 0;
+  uint32_t groups_y = 0;
+};
+FakeLimits g_fake;
+PFN_vkGetPhysicalDeviceProperties2 g_real_properties2 = nullptr;
+
+VKAPI_ATTR void VKAPI_CALL fakeProperties2(VkPhysicalDevice device, VkPhysicalDeviceProperties2* properties) {
+  g_real_properties2(device, properties);
+  if (g_fake.groups_x) properties->properties.limits.maxComputeWorkGroupCount[0] = g_fake.groups_x;
+  if (g_fake.groups_y) properties->properties.limits.maxComputeWorkGroupCount[1] = g_fake.groups_y;
+  for (auto* s = static_cast<VkBaseOutStructure*>(properties->pNext); s; s = s->pNext) {
+    if (g_fake.max_allocation && s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES)
+      reinterpret_cast<VkPhysicalDeviceVulkan11Properties*>(s)->maxMemoryAllocationSize = g_fake.max_allocation;
+    if (g_fake.max_allocation && s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES)
+      reinterpret_cast<VkPhysicalDeviceMaintenance3Properties*>(s)->maxMemoryAllocationSize = g_fake.max_allocation;
+  }
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fakeGetInstanceProcAddr(VkInstance instance, const char* name) {
+  if (std::strcmp(name, "vkGetPhysicalDeviceProperties2") == 0 ||
+      std::strcmp(name, "vkGetPhysicalDeviceProperties2KHR") == 0) {
+    g_real_properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(vkGetInstanceProcAddr(instance, name));
+    return g_real_properties2 ? reinterpret_cast<PFN_vkVoidFunction>(fakeProperties2) : nullptr;
+  }
+  return vkGetInstanceProcAddr(instance, name);
+}
+
+struct SorterDeleter {
+  void operator()(Sorter* s) const { destroySorter(s); }
+};
+using SorterPtr = std::unique_ptr<Sorter, SorterDeleter>;
+
+SorterPtr fakeSorter(const FakeLimits& limits) {
+  g_fake = limits;
+  SorterCreateInfo info = sorterCreateInfo(context());
+  info.get_instance_proc_addr = fakeGetInstanceProcAddr;
+  Sorter* s = nullptr;
+  std::string why;
+  const VkResult result = createSorter(info, &s, &why);
+  g_fake = {};
+  REQUIRE_MESSAGE(result == VK_SUCCESS, why);
+  return SorterPtr(s);
+}
+
+uint64_t divCeil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint32_t tileOf(const TuningConfig& t) { return t.workgroup_size * t.keys_per_thread; }
+
+// What max_count must respect on a device with these limits: every buffer for max_count keys
+// of any type fits one allocation, every tile gets a workgroup of the 2D grid, and u32 element
+// indices do not wrap inside the last tile. It must also not give away more than half of what
+// the tightest limit allows.
+void checkMaxCount(const Sorter* s, uint64_t max_allocation, uint32_t groups_x, uint32_t groups_y) {
+  const SorterProperties props = getSorterProperties(s);
+  const uint64_t max = props.max_count;
+  INFO("max_count " << max << ", allocation " << max_allocation << ", grid " << groups_x << " x " << groups_y);
+  const uint64_t tile_small = std::min(tileOf(props.tuning), tileOf(props.tuning_u64));
+  const uint64_t tile_large = std::max(tileOf(props.tuning), tileOf(props.tuning_u64));
+  CHECK(props.tile_size == tileOf(props.tuning));
+  CHECK(max >= 1);
+  for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
+    const MemoryRequirements req = getMemoryRequirements(s, props.max_count, true, type);
+    CHECK(req.keys_temp_size <= max_allocation);
+    CHECK(req.values_temp_size <= max_allocation);
+    CHECK(req.internal_size <= max_allocation);
+  }
+  CHECK(divCeil(max, tile_small) <= uint64_t{groups_x} * groups_y);
+  CHECK(max + tile_large <= (uint64_t{1} << 32));
+  const uint64_t groups = uint64_t{groups_x} * groups_y;  // below 2^64; times a tile it may not be
+  const uint64_t by_grid = groups > (uint64_t{1} << 40) ? UINT64_MAX : groups * tile_small;
+  const uint64_t tightest = std::min({max_allocation / 8, by_grid, uint64_t{1} << 31});
+  CHECK(max >= tightest / 2);
+}
+
+// Exact sizes: count keys of the type's width in each ping-pong buffer, count u32 values, and
+// an internal block affine in the tile count of the smaller tile.
+void checkRequirements(const Sorter* s, uint32_t count) {
+  INFO("count " << count);
+  const SorterProperties props = getSorterProperties(s);
+  const uint64_t tile = std::min(tileOf(props.tuning), tileOf(props.tuning_u64));
+  const uint64_t one_tile = getMemoryRequirements(s, 1, false).internal_size;
+  const uint64_t per_tile = getMemoryRequirements(s, static_cast<uint32_t>(tile + 1), false).internal_size - one_tile;
+  REQUIRE(per_tile > 0);
+  const uint64_t n = std::max(count, 1u);
+  for (KeyType type : {KeyType::kU32, KeyType::kF32, KeyType::kU64}) {
+    const uint64_t key_bytes = type == KeyType::kU64 ? 8 : 4;
+    const MemoryRequirements keys = getMemoryRequirements(s, count, false, type);
+    const MemoryRequirements pairs = getMemoryRequirements(s, count, true, type);
+    CHECK(keys.keys_temp_size == n * key_bytes);
+    CHECK(keys.values_temp_size == 0);
+    CHECK(pairs.keys_temp_size == n * key_bytes);
+    CHECK(pairs.values_temp_size == n * 4);
+    CHECK(keys.internal_size == one_tile + per_tile * (std::max<uint64_t>(1, divCeil(count, tile)) - 1));
+    CHECK(pairs.internal_size == keys.internal_size);
+    CHECK(keys.internal_size % 4 == 0);
+    CHECK(keys.alignment > 0);
+    CHECK((keys.alignment & (keys.alignment - 1)) == 0);
+    CHECK((keys.usage & VK_BUFFER_USAGE_STORAGE_BUFFER_BIT) != 0);
+    CHECK((keys.usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits") {
+  Context& ctx = context();
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(ctx.physicalDevice(), &props);
+  const uint32_t* grid = props.limits.maxComputeWorkGroupCount;
+  checkMaxCount(ctx.sorter(), ctx.device().max_allocation_size, grid[0], grid[1]);
+  MESSAGE("max_count " << ctx.maxCount() << " (largest allocation " << ctx.device().max_allocation_size
+                       << " bytes, grid " << grid[0] << " x " << grid[1] << ", tile "
+                       << getSorterProperties(ctx.sorter()).tile_size << ")");
+
+  // Devices faked through the entry points: plenty of everything, memory-bound (including
+  // sizes that are not multiples of 8), grid-bound.
+  const FakeLimits fakes[] = {
+      {uint64_t{1} << 40, 0x7FFFFFFFu, 65535}, {uint64_t{1} << 40, 0xFFFFFFFFu, 0xFFFFFFFFu},
+      {uint64_t{1} << 30, 0x7FFFFFFFu, 65535}, {(uint64_t{1} << 33) - 1, 0x7FFFFFFFu, 65535},
+      {(uint64_t{1} << 34) + 3, 65535, 65535}, {1000003, 65535, 65535},
+      {uint64_t{1} << 40, 65535, 1},           {uint64_t{1} << 40, 1, 1},
+      {uint64_t{1} << 40, 1000, 3},
+  };
+  for (const FakeLimits& f : fakes) checkMaxCount(fakeSorter(f).get(), f.max_allocation, f.groups_x, f.groups_y);
+  // With plenty of everything, the limit is near 2^31 keys or above.
+  CHECK(getSorterProperties(fakeSorter(fakes[0]).get()).max_count >= (1u << 30));
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest count do not overflow") {
+  SorterPtr big = fakeSorter({uint64_t{1} << 40, 0x7FFFFFFFu, 65535});
+  const SorterProperties props = getSorterProperties(big.get());
+  const uint32_t max = props.max_count;
+  const uint32_t tile = props.tile_size;
+  REQUIRE(max >= (1u << 30));
+  for (uint32_t n : {0u, 1u, tile - 1, tile, tile + 1, (1u << 30) - 1, 1u << 30, (1u << 30) + 1, max - tile - 1,
+                     max - 1, max})
+    checkRequirements(big.get(), n);
+  for (uint32_t n : {(1u << 31) - 1, 1u << 31, (1u << 31) + 1, 0xFFFFFFFFu - tile, 0xFFFFFFFFu})
+    if (n <= max) checkRequirements(big.get(), n);
+  // 64-bit keys near the largest count need more than 2^33 bytes: 64-bit arithmetic.
+  CHECK(getMemoryRequirements(big.get(), max, true, KeyType::kU64).keys_temp_size == uint64_t{max} * 8);
+
+  // Validation's size checks are 64-bit too: at the largest count, one key short is refused and
+  // an exact fit is accepted. The buffers are small; only their claimed sizes are checked, and
+  // nothing is recorded.
+  Context& ctx = context();
+  Buffers buffers(ctx);
+  for (KeyType type : {KeyType::kU32, KeyType::kU64}) {
+    const uint64_t key_bytes = type == KeyType::kU64 ? 8 : 4;
+    INFO((type == KeyType::kU64 ? "64-bit keys" : "32-bit keys"));
+    const MemoryRequirements req = getMemoryRequirements(big.get(), max, true, type);
+    SortInfo info;
+    info.count = max;
+    info.key_type = type;
+    info.end_bit = type == KeyType::kU64 ? 64 : 32;
+    info.keys = {buffers.make(64, req.usage), 0, uint64_t{max} * key_bytes};
+    info.keys_temp = {buffers.make(64, req.usage), 0, req.keys_temp_size};
+    info.values = {buffers.make(64, req.usage), 0, uint64_t{max} * 4};
+    info.values_temp = {buffers.make(64, req.usage), 0, req.values_temp_size};
+    info.internal = {buffers.make(64, req.internal_usage), 0, req.internal_size};
+    CHECK(validateSortInfo(big.get(), info) == nullptr);
+    SortInfo bad = info;
+    bad.keys.size -= key_bytes;
+    checkRefused(validateSortInfo(big.get(), bad), "keys buffer is smaller", "keys one key short at the largest count");
+    bad = info;
+    bad.values_temp.size -= 4;
+    checkRefused(validateSortInfo(big.get(), bad), "values buffer is smaller", "values_temp one word short");
+    bad = info;
+    bad.internal.size -= 4;
+    checkRefused(validateSortInfo(big.get(), bad), "internal buffer is smaller", "internal one word short");
+    // Counts past the limit, up to 2^32 - 1, are refused before any size is computed.
+    for (uint64_t n : {uint64_t{max} + 1, (uint64_t{1} << 31) + 1, uint64_t{0xFFFFFFFFu} - tile, uint64_t{0xFFFFFFFFu}}) {
+      if (n <= max || n > 0xFFFFFFFFu) continue;
+      bad = info;
+      bad.count = static_cast<uint32_t>(n);
+      checkRefused(validateSortInfo(big.get(), bad), "count", "a count past the largest");
+    }
+    // Two ranges in one (claimed) buffer of many GiB: adjacent is fine, one key of overlap is not.
+    bad = info;
+    bad.keys_temp = {info.keys.buffer, uint64_t{max} * key_bytes, uint64_t{max} * key_bytes};
+    CHECK(validateSortInfo(big.get(), bad) == nullptr);
+    bad.keys_temp.offset -= 16;
+    checkRefused(validateSortInfo(big.get(), bad), "overlap", "temp overlapping keys at the largest count");
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: tile requirements at the largest screen do not overflow") {
+  Context& ctx = context();
+  TilePacker* raw = nullptr;
+  std::string why;
+  TilePackerCreateInfo info = packerCreateInfo(ctx);
+  info.tile_size = 8;
+  info.alignment = 256;
+  REQUIRE_MESSAGE(createTilePacker(info, &raw, &why) == VK_SUCCESS, why);
+  struct Destroy {
+    void operator()(TilePacker* p) const { destroyTilePacker(p); }
+  };
+  std::unique_ptr<TilePacker, Destroy> packer(raw);
+  const uint32_t w = kMaxTileScreenSize, h = kMaxTileScreenSize;
+  const TileMemoryRequirements req = getTileMemoryRequirements(packer.get(), w, h);
+  const uint64_t tiles = uint64_t{(w + 7) / 8} * ((h + 7) / 8);
+  CHECK(req.tiles_x == (w + 7) / 8);
+  CHECK(req.tiles_y == (h + 7) / 8);
+  CHECK(req.tile_ranges_size == tiles * 8);
+  // Every 8 x 8 tile (64 pixels, or fewer at the edges) rounds up to 256 slots.
+  CHECK(req.pixels_size == tiles * 256 * 4);
+  CHECK(req.pixels_size >= (uint64_t{1} << 36));
+  CHECK(req.containers_size == req.pixels_size);
+
+  // Validation of the keys' size is 64-bit as well (4 * 65535^2 is just under 2^34).
+  const VkDeviceSize key_bytes = uint64_t{w} * h * 4;
+  Buffers buffers(ctx);
+  TilePackInfo pack;
+  pack.width = w;
+  pack.height = h;
+  pack.keys = {buffers.make(64, req.usage), 0, key_bytes};
+  pack.counter = {buffers.make(64, req.usage), 0, 4};
+  pack.pixels = {buffers.make(64, req.usage), 0, req.pixels_size};
+  pack.tile_ranges = {buffers.make(64, req.usage), 0, req.tile_ranges_size};
+  const char* message = validateTilePackInfo(packer.get(), pack);
+  // 8192 x 8192 tiles may exceed the device's grid; otherwise the info is valid.
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(ctx.physicalDevice(), &props);
+  const bool grid_fits = req.tiles_x <= props.limits.maxComputeWorkGroupCount[0] &&
+                         req.tiles_y <= props.limits.maxComputeWorkGroupCount[1];
+  if (grid_fits) {
+    CHECK(message == nullptr);
+    pack.keys.size -= 4;
+    checkRefused(validateTilePackInfo(packer.get(), pack), "keys buffer is smaller", "keys one word short at the largest screen");
+  } else {
+    checkRefused(message, "tiles", "a grid larger than the device's");
+  }
+}
+
+namespace {
+
+struct Job {
+  std::vector<uint32_t> input;
+  bool pairs = false;
+  SortOptions options;
+  // Host-visible buffers; the words past `count` hold canaries.
+  GpuBuffer keys, keys_temp, values, values_temp, internal;
+  SortInfo info;
+  SortResult result{};
+};
+
+constexpr uint32_t kCanaryWords = 16;
+
+void prepare(Context& ctx, const Sorter* sorter, Job& job) {
+  const uint32_t n = static_cast<uint32_t>(job.input.size());
+  const MemoryRequirements req = getMemoryRequirements(sorter, n, job.pairs);
+  const VkDeviceSize bytes = VkDeviceSize{n} * 4;
+  std::string error;
+  auto make = [&](GpuBuffer* b, VkDeviceSize size, uint32_t fill, VkBufferUsageFlags usage = 0) {
+    REQUIRE_MESSAGE(ctx.createBuffer(size + kCanaryWords * 4, usage ? usage : req.usage, true, b, &error), error);
+    auto* words = static_cast<uint32_t*>(b->mapped);
+    std::fill(words, words + size / 4, fill);
+    std::fill(words + size / 4, words + size / 4 + kCanaryWords, kCanary);
+  };
+  make(&job.keys, bytes, 0);
+  std::memcpy(job.keys.mapped, job.input.data(), bytes);
+  make(&job.keys_temp, bytes, kPoison);
+  make(&job.internal, req.internal_size, kPoison, req.internal_usage);
+  if (job.pairs) {
+    make(&job.values, bytes, 0);
+    auto* values = static_cast<uint32_t*>(job.values.mapped);
+    std::iota(values, values + n, 0u);
+    make(&job.values_temp, bytes, kPoison);
+  }
+  job.info.count = n;
+  job.info.keys = {job.keys.buffer, 0, bytes};
+  job.info.keys_temp = {job.keys_temp.buffer, 0, bytes};
+  if (job.pairs) {
+    job.info.values = {job.values.buffer, 0, bytes};
+    job.info.values_temp = {job.values_temp.buffer, 0, bytes};
+  }
+  job.info.internal = {job.internal.buffer, 0, req.internal_size};
+  job.info.begin_bit = job.options.begin_bit;
+  job.info.end_bit = job.options.end_bit;
+  job.info.descending = job.options.descending;
+  REQUIRE(validateSortInfo(sorter, job.info) == nullptr);
+}
+
+uint32_t field(uint32_t key, const SortOptions& o) {
+  const uint32_t bits = o.end_bit - o.begin_bit;
+  return bits >= 32 ? key : (key >> o.begin_bit) & ((1u << bits) - 1);
+}
+
+// The stable order of `input` under `o`.
+std::vector<uint32_t> stableOrder(const std::vector<uint32_t>& input, const SortOptions& o) {
+  std::vector<uint32_t> order(input.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return o.descending ? field(input[a], o) > field(input[b], o) : field(input[a], o) < field(input[b], o);
+  });
+  return order;
+}
+
+// First mismatch against the stable CPU order, or an empty string.
+std::string compare(const std::vector<uint32_t>& input, const uint32_t* keys, const uint32_t* values,
+                    const SortOptions& o) {
+  const std::vector<uint32_t> order = stableOrder(input, o);
+  for (size_t i = 0; i < input.size(); ++i) {
+    if (keys[i] != input[order[i]] || (values && values[i] != order[i]))
+      return "mismatch at " + std::to_string(i) + " of " + std::to_string(input.size());
+  }
+  return {};
+}
+
+bool canariesIntact(const GpuBuffer& b, VkDeviceSize used) {
+  const auto* words = static_cast<const uint32_t*>(b.mapped) + used / 4;
+  return std::all_of(words, words + kCanaryWords, [](uint32_t w) { return w == kCanary; });
+}
+
+uint32_t computeQueueFamily(VkPhysicalDevice physical) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
+  for (uint32_t i = 0; i < n; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
+  return UINT32_MAX;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: one sorter recorded on three threads, submitted together") {
+  Context& ctx = context();
+  const Sorter* sorter = ctx.sorter();
+  const VkDevice device = ctx.vkDevice();
+  const uint32_t tile = getSorterProperties(sorter).tile_size;
+  const uint32_t family = computeQueueFamily(ctx.physicalDevice());
+  REQUIRE(family != UINT32_MAX);
+  VkQueue queue = VK_NULL_HANDLE;
+  vkGetDeviceQueue(device, family, 0, &queue);
+
+  // Different sizes, key-only and pairs, an odd pass count (result in the temps), descending.
+  Job jobs[3];
+  jobs[0].input = makeKeys(5 * tile + 3, Distribution::kUniform, rng());
+  jobs[1].input = makeKeys(3 * tile + 7, Distribution::kLowBits, rng());
+  jobs[1].pairs = true;
+  jobs[1].options.end_bit = 12;
+  jobs[2].input = makeKeys(tile / 2 + 1, Distribution::kAndOfTwo, rng());
+  jobs[2].pairs = true;
+  jobs[2].options.descending = true;
+  for (Job& job : jobs) prepare(ctx, sorter, job);
+
+  // Command pools are externally synchronised: one per recording thread.
+  VkCommandPool pools[3] = {};
+  VkCommandBuffer cmds[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.queueFamilyIndex = family;
+    REQUIRE(vkCreateCommandPool(device, &pool_info, nullptr, &pools[i]) == VK_SUCCESS);
+    VkCommandBufferAllocateInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cmd_info.commandPool = pools[i];
+    cmd_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cmd_info.commandBufferCount = 1;
+    REQUIRE(vkAllocateCommandBuffers(device, &cmd_info, &cmds[i]) == VK_SUCCESS);
+  }
+  std::atomic<int> recorded{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+      if (vkBeginCommandBuffer(cmds[i], &begin) != VK_SUCCESS) return;
+      jobs[i].result = cmdSort(sorter, cmds[i], jobs[i].info);
+      VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+      vkCmdPipelineBarrier(cmds[i], VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                           nullptr, 0, nullptr);
+      if (vkEndCommandBuffer(cmds[i]) == VK_SUCCESS) ++recorded;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(recorded == 3);
+
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  REQUIRE(vkCreateFence(device, &fence_info, nullptr, &fence) == VK_SUCCESS);
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 3;
+  submit.pCommandBuffers = cmds;
+  CHECK(vkQueueSubmit(queue, 1, &submit, fence) == VK_SUCCESS);
+  CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX) == VK_SUCCESS);
+  vkDestroyFence(device, fence, nullptr);
+  for (VkCommandPool pool : pools) vkDestroyCommandPool(device, pool, nullptr);
+
+  for (Job& job : jobs) {
+    INFO("count " << job.input.size() << (job.pairs ? ", pairs" : ", keys"));
+    const bool in_temp = job.result.in_temp;
+    CHECK(in_temp == (job.result.passes % 2 == 1));
+    const GpuBuffer& keys = in_temp ? job.keys_temp : job.keys;
+    const GpuBuffer& values = in_temp ? job.values_temp : job.values;
+    CHECK(job.result.keys.buffer == keys.buffer);
+    const std::string mismatch = compare(job.input, static_cast<const uint32_t*>(keys.mapped),
+                                         job.pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr,
+                                         job.options);
+    CHECK_MESSAGE(mismatch.empty(), mismatch);
+    const VkDeviceSize bytes = VkDeviceSize{job.input.size()} * 4;
+    CHECK(canariesIntact(job.keys, bytes));
+    CHECK(canariesIntact(job.keys_temp, bytes));
+    CHECK(canariesIntact(job.internal, job.info.internal.size));
+    if (job.pairs) {
+      CHECK(canariesIntact(job.values, bytes));
+      CHECK(canariesIntact(job.values_temp, bytes));
+    }
+    for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.values, &job.values_temp, &job.internal})
+      if (b->buffer) ctx.destroyBuffer(b);
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: several contexts sort on several threads at once") {
+  // Contexts are made and destroyed one at a time (creation loads volk's global entry points);
+  // in between, each thread sorts with its own context.
+  constexpr int kThreads = 3;
+  std::mutex message_mutex;
+  std::vector<std::string> messages;
+  ContextOptions options;
+  options.validation = true;
+  options.on_message = [&](const std::string& m) {
+    std::lock_guard<std::mutex> lock(message_mutex);
+    messages.push_back(m);
+  };
+  std::vector<std::unique_ptr<Context>> contexts;
+  for (int i = 0; i < kThreads; ++i) {
+    std::string error;
+    contexts.push_back(Context::create(options, &error));
+    REQUIRE_MESSAGE(contexts.back() != nullptr, error);
+  }
+  const uint32_t tile = getSorterProperties(contexts[0]->sorter()).tile_size;
+  // Inputs made up front: the shared generator is not thread-safe.
+  std::vector<std::vector<uint32_t>> inputs[kThreads];
+  for (int t = 0; t < kThreads; ++t)
+    for (int round = 0; round < 4; ++round)
+      inputs[t].push_back(makeKeys((t + 1) * tile * (round + 1) + 17 * round + t, kAllDistributions[(t + round) % 7], rng()));
+
+  std::string failures[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t round = 0; round < inputs[t].size() && failures[t].empty(); ++round) {
+        const std::vector<uint32_t>& input = inputs[t][round];
+        const bool pairs = (t + round) % 2 == 0;
+        SortOptions o;
+        o.descending = round == 3;
+        std::vector<uint32_t> keys = input, values;
+        if (pairs) {
+          values.resize(input.size());
+          std::iota(values.begin(), values.end(), 0u);
+        }
+        SortStats stats;
+        std::string error;
+        if (!contexts[t]->sort(keys, values, o, &stats, &error)) {
+          failures[t] = "sort failed: " + error;
+        } else if (!stats.canaries_intact) {
+          failures[t] = "canaries overwritten";
+        } else {
+          failures[t] = compare(input, keys.data(), pairs ? values.data() : nullptr, o);
+        }
+        if (!failures[t].empty()) failures[t] = "thread " + std::to_string(t) + ", round " + std::to_string(round) + ": " + failures[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  contexts.clear();
+  for (const std::string& f : failures) CHECK_MESSAGE(f.empty(), f);
+  for (const std::string& m : messages) FAIL_CHECK("validation: " << m);
+}
+
+}  // namespace vren::radix::test
