@@ -159,6 +159,72 @@ void benchVren(benchmark::State& state, Context& ctx, double copy_gbps, const Ca
   state.counters["passes"] = cs.passes;
 }
 
+// The cost of each sort option against the plain sort of the same uniform keys. The result is
+// checked once against a CPU stable sort in the option's order.
+struct OptionCase {
+  const char* name;
+  vren::radix::SortOptions options;
+  bool pairs;
+};
+
+const OptionCase kOptionCases[] = {
+    {"plain", {}, false},
+    {"pairs", {}, true},
+    {"descending", {.descending = true}, false},
+    {"i32", {.key_type = vren::radix::KeyType::kI32}, false},
+    {"f32", {.key_type = vren::radix::KeyType::kF32}, false},
+    {"argsort", {.argsort = true}, true},
+    {"gpu_count", {.gpu_count = true}, false},
+    {"u64", {.key_type = vren::radix::KeyType::kU64, .end_bit = 64}, false},
+    {"u64_pairs", {.key_type = vren::radix::KeyType::kU64, .end_bit = 64}, true},
+};
+
+// The option's order as an unsigned integer per key (64 bits wide for u64 keys).
+uint64_t orderKey(const std::vector<uint32_t>& words, size_t i, const vren::radix::SortOptions& o) {
+  using vren::radix::KeyType;
+  uint64_t k = o.key_type == KeyType::kU64 ? words[2 * i] | (uint64_t{words[2 * i + 1]} << 32) : words[i];
+  if (o.key_type == KeyType::kI32) k ^= 0x80000000u;
+  if (o.key_type == KeyType::kF32) k ^= (k >> 31) ? 0xFFFFFFFFu : 0x80000000u;
+  return o.descending ? ~k : k;
+}
+
+void benchOption(benchmark::State& state, Context& ctx, const OptionCase& oc, uint32_t count, CaseState& cs) {
+  vren::radix::SortOptions options = oc.options;
+  options.gpu_count_value = count;
+  const size_t words_per_key = options.key_type == vren::radix::KeyType::kU64 ? 2 : 1;
+  const std::vector<uint32_t> input = makeKeys(Dist::kUniform, count * words_per_key, 7);
+  std::vector<uint32_t> values_in;
+  if (oc.pairs) {
+    values_in.resize(count);
+    std::iota(values_in.begin(), values_in.end(), 0u);
+  }
+  std::string error;
+  std::vector<uint32_t> keys = input, values = values_in;
+  std::vector<double> ms;
+  if (!ctx.timeSorts(keys, values, options, static_cast<int>(state.max_iterations) + 1, &ms, &error))
+    return state.SkipWithError(error.c_str());
+  ms.erase(ms.begin());
+  if (!cs.verified) {
+    std::vector<uint32_t> order(count);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return orderKey(input, a, options) < orderKey(input, b, options); });
+    for (uint32_t i = 0; i < count; ++i) {
+      for (size_t w = 0; w < words_per_key; ++w)
+        if (keys[i * words_per_key + w] != input[order[i] * words_per_key + w])
+          return state.SkipWithError("The sorted keys differ from std::stable_sort's.");
+      if (oc.pairs && values[i] != order[i]) return state.SkipWithError("The values are not the stable permutation.");
+    }
+    cs.verified = true;
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    state.SetIterationTime(ms[i] * 1e-3);
+    i = (i + 1) % ms.size();
+  }
+  finish(state, count);
+}
+
 void benchStdSort(benchmark::State& state, const Case& c) {
   Input& in = input(c.dist, c.count);
   std::vector<uint32_t> keys(c.count);
@@ -443,6 +509,23 @@ int main(int argc, char** argv) {
                                  [=](benchmark::State& state) { benchCpuRadix(state, c, *cs); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
+  }
+
+  if (ctx) {
+    for (int log2 : {20, 24}) {
+      const uint32_t count = 1u << log2;
+      if (log2 > flags.max_log2 || count > ctx->maxCount()) continue;
+      for (const OptionCase& oc : kOptionCases) {
+        auto cs = std::make_shared<CaseState>();
+        Context* context = ctx.get();
+        const std::string name = std::string("vren_radix_option/") + oc.name + "/" + std::to_string(count);
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [=](benchmark::State& state) { benchOption(state, *context, oc, count, *cs); })
+            ->UseManualTime()
+            ->Iterations(sortsPerRun(count, cpu_device))
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
   }
 
   if (over_limit)
