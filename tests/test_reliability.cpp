@@ -1,8 +1,12 @@
-// Reliability: creation under failing host allocations (every failure point, nothing leaked),
-// preconditions refused with a sentence, requirement arithmetic at counts near 2^31 and 2^32,
-// the device limits behind max_count (faked through the entry points the library is given), one
-// sorter recorded from several threads, and several contexts sorting at once. Runs under the
-// validation layer.
+// Reliability: creation under failing host allocations and failing Vulkan object creation (every
+// failure point: an error, a null out-pointer, nothing leaked), preconditions refused with a
+// sentence, requirement arithmetic near the largest count, the device limits behind max_count
+// (faked through the entry points the library is given), one sorter recorded from several
+// threads, and several contexts sorting at once. Runs under the validation layer.
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <volk.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -15,17 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include <doctest/doctest.h>
-#include <sys/mman.h>
-#include <volk.h>
-
 #include "gpu_test.h"
-#include "vren_radix/tiles.h"
-
-#if __has_include("vren_radix/materials.h")
 #include "vren_radix/materials.h"
-#define VREN_RADIX_TEST_MATERIALS 1
-#endif
+#include "vren_radix/tiles.h"
 
 namespace vren::radix::test {
 namespace {
@@ -42,9 +38,6 @@ class FailingAllocator {
     callbacks_.pfnAllocation = allocate;
     callbacks_.pfnReallocation = reallocate;
     callbacks_.pfnFree = release;
-  }
-  ~FailingAllocator() {
-    for (auto& [pointer, size] : live_) std::free(pointer);
   }
 
   const VkAllocationCallbacks* callbacks() const { return &callbacks_; }
@@ -275,7 +268,9 @@ class FailingObjects {
   friend FailingObjects& failingObjects();
 };
 
-FailingObjects& failingObjects() { return FailingObjects::self(); }
+FailingObjects& failingObjects() {
+  return FailingObjects::self();
+}
 
 // Fails step k = 0, 1, 2, ... (an allocation, or an object creation) of `create` until a
 // creation sees no failure. Every failed creation must return the injected error, leave the
@@ -338,10 +333,11 @@ TilePackerCreateInfo packerCreateInfo(Context& ctx) {
 }
 
 // Creates each kind of object with `configure` applied to its create info, failing step k of
-// `injector` for every k, and returns the step counts of the sorter, the tile packer and (if
-// built) the material sorter.
+// `injector` for every k, and returns the step counts of the sorter, the tile packer and the
+// material sorter.
 template <typename Injector, typename Configure>
-std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, VkResult injected, Configure configure) {
+std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, VkResult injected,
+                                              Configure configure) {
   std::vector<uint64_t> steps;
   steps.push_back(createUnderFailures<Sorter>(
       "createSorter", injector, injected,
@@ -359,7 +355,6 @@ std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, 
         return createTilePacker(info, out, why);
       },
       destroyTilePacker));
-#ifdef VREN_RADIX_TEST_MATERIALS
   steps.push_back(createUnderFailures<MaterialSorter>(
       "createMaterialSorter", injector, injected,
       [&](MaterialSorter** out, std::string* why) {
@@ -374,14 +369,12 @@ std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, 
         return createMaterialSorter(info, out, why);
       },
       destroyMaterialSorter));
-#endif
   return steps;
 }
 
 std::string describeSteps(const std::vector<uint64_t>& steps) {
-  std::string s = "sorter " + std::to_string(steps[0]) + ", tile packer " + std::to_string(steps[1]);
-  if (steps.size() > 2) s += ", material sorter " + std::to_string(steps[2]);
-  return s;
+  return "sorter " + std::to_string(steps[0]) + ", tile packer " + std::to_string(steps[1]) + ", material sorter " +
+         std::to_string(steps[2]);
 }
 
 }  // namespace
@@ -507,10 +500,12 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: validateSortInfo refuses each bad input
       {"no internal", "required", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.internal = {}; }},
       {"values without values_temp", "values_temp",
        [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values_temp = {}; }},
-      {"keys too small", "keys buffer is smaller", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys.size -= 4; }},
+      {"keys too small", "keys buffer is smaller",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys.size -= 4; }},
       {"keys_temp too small", "keys buffer is smaller",
        [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.keys_temp.size -= 4; }},
-      {"values too small", "values buffer is smaller", [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values.size -= 4; }},
+      {"values too small", "values buffer is smaller",
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values.size -= 4; }},
       {"values_temp too small", "values buffer is smaller",
        [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.values_temp.size = 0; }},
       {"internal too small", "internal buffer is smaller",
@@ -526,11 +521,15 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: validateSortInfo refuses each bad input
       {"internal offset misaligned", "multiples",
        [](SortInfo& i, VkDeviceSize, VkDeviceSize, uint32_t) { i.internal.offset += 4; }},
       {"keys_temp overlaps keys", "overlap",
-       [](SortInfo& i, VkDeviceSize, VkDeviceSize a, uint32_t) { i.keys_temp = {i.keys.buffer, a, i.keys.size}; }},
+       [](SortInfo& i, VkDeviceSize, VkDeviceSize a, uint32_t) {
+         i.keys_temp = {i.keys.buffer, a, i.keys.size};
+       }},
       {"values overlap keys", "overlap",
        [](SortInfo& i, VkDeviceSize b, VkDeviceSize a, uint32_t) { i.values.offset = b - a; }},
       {"values_temp overlaps values", "overlap",
-       [](SortInfo& i, VkDeviceSize b, VkDeviceSize, uint32_t) { i.values_temp = {i.values.buffer, b, b}; }},
+       [](SortInfo& i, VkDeviceSize b, VkDeviceSize, uint32_t) {
+         i.values_temp = {i.values.buffer, b, b};
+       }},
       {"values_temp overlaps keys_temp", "overlap",
        [](SortInfo& i, VkDeviceSize b, VkDeviceSize a, uint32_t) { i.values_temp.offset = b - 2 * a; }},
       {"keys are their own temp", "overlap",
@@ -606,7 +605,10 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: validateTilePackInfo refuses each bad i
       {"tile_ranges too small", "tile_ranges buffer is smaller", [](TilePackInfo& i) { i.tile_ranges.size -= 8; }},
       {"containers overlap pixels", "overlap", [](TilePackInfo& i) { i.containers.offset -= 4; }},
       {"tile_ranges overlap containers", "overlap", [](TilePackInfo& i) { i.tile_ranges.offset -= 8; }},
-      {"counter inside the keys", "overlap", [](TilePackInfo& i) { i.counter = {i.keys.buffer, 400, 4}; }},
+      {"counter inside the keys", "overlap",
+       [](TilePackInfo& i) {
+         i.counter = {i.keys.buffer, 400, 4};
+       }},
       {"pixels over the keys", "overlap", [](TilePackInfo& i) { i.pixels.buffer = i.keys.buffer; }},
   };
   for (const Case& c : cases) {
@@ -705,9 +707,13 @@ SorterPtr fakeSorter(const FakeLimits& limits) {
   return SorterPtr(s);
 }
 
-uint64_t divCeil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t divCeil(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
 
-uint32_t tileOf(const TuningConfig& t) { return t.workgroup_size * t.keys_per_thread; }
+uint32_t tileOf(const TuningConfig& t) {
+  return t.workgroup_size * t.keys_per_thread;
+}
 
 // What max_count must respect on a device with these limits: every buffer for max_count keys
 // of any type fits one allocation, every tile gets a workgroup of the 2D grid, and u32 element
@@ -778,10 +784,14 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits")
   // Devices faked through the entry points: plenty of everything, memory-bound (including
   // sizes that are not multiples of 8), grid-bound.
   const FakeLimits fakes[] = {
-      {uint64_t{1} << 40, 0x7FFFFFFFu, 65535}, {uint64_t{1} << 40, 0xFFFFFFFFu, 0xFFFFFFFFu},
-      {uint64_t{1} << 30, 0x7FFFFFFFu, 65535}, {(uint64_t{1} << 33) - 1, 0x7FFFFFFFu, 65535},
-      {(uint64_t{1} << 34) + 3, 65535, 65535}, {1000003, 65535, 65535},
-      {uint64_t{1} << 40, 65535, 1},           {uint64_t{1} << 40, 1, 1},
+      {uint64_t{1} << 40, 0x7FFFFFFFu, 65535},
+      {uint64_t{1} << 40, 0xFFFFFFFFu, 0xFFFFFFFFu},
+      {uint64_t{1} << 30, 0x7FFFFFFFu, 65535},
+      {(uint64_t{1} << 33) - 1, 0x7FFFFFFFu, 65535},
+      {(uint64_t{1} << 34) + 3, 65535, 65535},
+      {1000003, 65535, 65535},
+      {uint64_t{1} << 40, 65535, 1},
+      {uint64_t{1} << 40, 1, 1},
       {uint64_t{1} << 40, 1000, 3},
   };
   for (const FakeLimits& f : fakes) checkMaxCount(fakeSorter(f).get(), f.max_allocation, f.groups_x, f.groups_y);
@@ -795,8 +805,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest co
   const uint32_t max = props.max_count;
   const uint32_t tile = props.tile_size;
   REQUIRE(max >= (1u << 30));
-  for (uint32_t n : {0u, 1u, tile - 1, tile, tile + 1, (1u << 30) - 1, 1u << 30, (1u << 30) + 1, max - tile - 1,
-                     max - 1, max})
+  for (uint32_t n :
+       {0u, 1u, tile - 1, tile, tile + 1, (1u << 30) - 1, 1u << 30, (1u << 30) + 1, max - tile - 1, max - 1, max})
     checkRequirements(big.get(), n);
   for (uint32_t n : {(1u << 31) - 1, 1u << 31, (1u << 31) + 1, 0xFFFFFFFFu - tile, 0xFFFFFFFFu})
     if (n <= max) checkRequirements(big.get(), n);
@@ -832,7 +842,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest co
     bad.internal.size -= 4;
     checkRefused(validateSortInfo(big.get(), bad), "internal buffer is smaller", "internal one word short");
     // Counts past the limit, up to 2^32 - 1, are refused before any size is computed.
-    for (uint64_t n : {uint64_t{max} + 1, (uint64_t{1} << 31) + 1, uint64_t{0xFFFFFFFFu} - tile, uint64_t{0xFFFFFFFFu}}) {
+    for (uint64_t n :
+         {uint64_t{max} + 1, (uint64_t{1} << 31) + 1, uint64_t{0xFFFFFFFFu} - tile, uint64_t{0xFFFFFFFFu}}) {
       if (n <= max || n > 0xFFFFFFFFu) continue;
       bad = info;
       bad.count = static_cast<uint32_t>(n);
@@ -889,7 +900,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: tile requirements at the largest screen
   if (grid_fits) {
     CHECK(message == nullptr);
     pack.keys.size -= 4;
-    checkRefused(validateTilePackInfo(packer.get(), pack), "keys buffer is smaller", "keys one word short at the largest screen");
+    checkRefused(validateTilePackInfo(packer.get(), pack), "keys buffer is smaller",
+                 "keys one word short at the largest screen");
   } else {
     checkRefused(message, "tiles", "a grid larger than the device's");
   }
@@ -1058,9 +1070,9 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: one sorter recorded on three threads, s
     const GpuBuffer& keys = in_temp ? job.keys_temp : job.keys;
     const GpuBuffer& values = in_temp ? job.values_temp : job.values;
     CHECK(job.result.keys.buffer == keys.buffer);
-    const std::string mismatch = compare(job.input, static_cast<const uint32_t*>(keys.mapped),
-                                         job.pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr,
-                                         job.options);
+    const std::string mismatch =
+        compare(job.input, static_cast<const uint32_t*>(keys.mapped),
+                job.pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr, job.options);
     CHECK_MESSAGE(mismatch.empty(), mismatch);
     const VkDeviceSize bytes = VkDeviceSize{job.input.size()} * 4;
     CHECK(canariesIntact(job.keys, bytes));
@@ -1098,7 +1110,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: several contexts sort on several thread
   std::vector<std::vector<uint32_t>> inputs[kThreads];
   for (int t = 0; t < kThreads; ++t)
     for (int round = 0; round < 4; ++round)
-      inputs[t].push_back(makeKeys((t + 1) * tile * (round + 1) + 17 * round + t, kAllDistributions[(t + round) % 7], rng()));
+      inputs[t].push_back(
+          makeKeys((t + 1) * tile * (round + 1) + 17 * round + t, kAllDistributions[(t + round) % 7], rng()));
 
   std::string failures[kThreads];
   std::vector<std::thread> threads;
@@ -1123,7 +1136,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: several contexts sort on several thread
         } else {
           failures[t] = compare(input, keys.data(), pairs ? values.data() : nullptr, o);
         }
-        if (!failures[t].empty()) failures[t] = "thread " + std::to_string(t) + ", round " + std::to_string(round) + ": " + failures[t];
+        if (!failures[t].empty())
+          failures[t] = "thread " + std::to_string(t) + ", round " + std::to_string(round) + ": " + failures[t];
       }
     });
   }

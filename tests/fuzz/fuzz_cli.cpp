@@ -34,9 +34,13 @@ void require(bool condition, const char* what) {
   std::abort();
 }
 
-bool isSentence(const std::string& s) { return s.size() > 4 && s.back() == '.'; }
+bool isSentence(const std::string& s) {
+  return s.size() > 4 && s.back() == '.';
+}
 
-bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+bool exists(const std::string& path) {
+  return access(path.c_str(), F_OK) == 0;
+}
 
 std::vector<uint8_t> readBytes(const std::string& path) {
   std::vector<uint8_t> bytes;
@@ -121,8 +125,8 @@ void fuzzFlags(const uint8_t* data, size_t size) {
     }
   }
   require(ok == model_ok, "parseFlags accepted or refused the wrong arguments");
-  if (ok) require(flags == model, "the flags differ from the arguments");
-  else require(isSentence(error), "the parse error is not a sentence");
+  require(ok ? flags == model : isSentence(error),
+          ok ? "the flags differ from the arguments" : "the parse error is not a sentence");
 }
 
 // An 8-byte maximum, then the text: accepted exactly when it is 1 to 19 decimal digits whose
@@ -166,9 +170,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   switch (data[0] % 3) {
-    case 0: fuzzFiles(data + 1, size - 1); break;
-    case 1: fuzzFlags(data + 1, size - 1); break;
-    default: fuzzUint(data + 1, size - 1); break;
+    case 0:
+      fuzzFiles(data + 1, size - 1);
+      break;
+    case 1:
+      fuzzFlags(data + 1, size - 1);
+      break;
+    default:
+      fuzzUint(data + 1, size - 1);
+      break;
   }
   return 0;
 }

@@ -34,6 +34,8 @@ bool check(VkResult r, const char* what, std::string* error) {
 }
 
 std::once_flag g_volk_once;
+// volkLoadInstance writes process-wide function pointers: one context is made at a time.
+std::mutex g_create_mutex;
 VkResult g_volk_result = VK_ERROR_INITIALIZATION_FAILED;
 
 bool initLoader(std::string* error) {
@@ -553,6 +555,7 @@ struct Context::Impl {
 };
 
 std::vector<DeviceInfo> Context::listDevices(std::string* error) {
+  std::lock_guard<std::mutex> lock(g_create_mutex);
   std::vector<DeviceInfo> out;
   if (!initLoader(error)) return out;
   Impl impl;
@@ -566,6 +569,7 @@ std::vector<DeviceInfo> Context::listDevices(std::string* error) {
 }
 
 std::unique_ptr<Context> Context::create(const ContextOptions& options, std::string* error) {
+  std::lock_guard<std::mutex> lock(g_create_mutex);
   if (!initLoader(error)) return nullptr;
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -628,8 +632,10 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
     si.timestamp_every_dispatch = every_dispatch;
   }
 
-  std::memcpy(staging.mapped, key_words.data(), shape.key_bytes);
-  if (with_values) std::memcpy(static_cast<char*>(staging.mapped) + shape.key_bytes, value_span.data(), shape.value_bytes);
+  // An empty span's data() may be null: copy only what there is.
+  if (shape.key_bytes) std::memcpy(staging.mapped, key_words.data(), shape.key_bytes);
+  if (shape.value_bytes)
+    std::memcpy(static_cast<char*>(staging.mapped) + shape.key_bytes, value_span.data(), shape.value_bytes);
   if (!begin(error)) return false;
   if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, per_sort * reps);
   if (poison) recordPoison(shape);
@@ -659,8 +665,9 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
           VK_ACCESS_HOST_READ_BIT);
   if (!submitAndWait(error)) return false;
 
-  std::memcpy(key_words.data(), staging.mapped, shape.key_bytes);
-  if (with_values) std::memcpy(value_span.data(), static_cast<char*>(staging.mapped) + shape.key_bytes, shape.value_bytes);
+  if (shape.key_bytes) std::memcpy(key_words.data(), staging.mapped, shape.key_bytes);
+  if (shape.value_bytes)
+    std::memcpy(value_span.data(), static_cast<char*>(staging.mapped) + shape.key_bytes, shape.value_bytes);
   std::vector<uint64_t> ticks(per_sort * reps);
   if (timestamps && !check(vk.vkGetQueryPoolResults(device, queries, 0, per_sort * reps, ticks.size() * 8, ticks.data(),
                                                     8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),

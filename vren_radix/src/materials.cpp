@@ -293,7 +293,10 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   layout_info.pushConstantRangeCount = 1;
   layout_info.pPushConstantRanges = &push_range;
-  VkResult result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &s->layout);
+  // Output handles are undefined on failure: keep only a created one.
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkResult result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &layout);
+  if (result == VK_SUCCESS) s->layout = layout;
 
   struct {
     PipelineSpec spec;

@@ -311,7 +311,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   // Limits: u32 indices in the shaders (64-bit keys index words), the 2D dispatch grid, and the
   // largest allocation.
   const uint64_t by_index = ((uint64_t{1} << 31) - std::max(tile, tile_u64));
-  const uint64_t by_grid = uint64_t{max_groups[0]} * max_groups[1] * std::min(tile, tile_u64);
+  const uint64_t by_grid = std::min<uint64_t>(uint64_t{max_groups[0]} * max_groups[1], by_index) * std::min(tile, tile_u64);
   const uint64_t by_memory = max_buffer_bytes / 8;
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory}));
 
@@ -319,7 +319,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   layout_info.pushConstantRangeCount = 1;
   layout_info.pPushConstantRanges = &push_range;
-  result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &s->layout);
+  // Output handles are undefined on failure: keep only a created one.
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &layout);
+  if (result == VK_SUCCESS) s->layout = layout;
 
   const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(limits.max_workgroup_size));
   const PipelineSpec scan{vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1,

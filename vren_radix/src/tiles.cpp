@@ -272,7 +272,10 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
   VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   layout_info.pushConstantRangeCount = 1;
   layout_info.pPushConstantRanges = &push_range;
-  result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &p->layout);
+  // Output handles are undefined on failure: keep only a created one.
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &layout);
+  if (result == VK_SUCCESS) p->layout = layout;
   if (result == VK_SUCCESS) result = createPipeline(*p, info.pipeline_cache, config, facts.required_subgroup_size);
   if (result != VK_SUCCESS) {
     if (why) *why = "Creating the tile packing pipeline failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
