@@ -281,12 +281,18 @@ int runTiles(int argc, char** argv) {
   TilePackerProperties props{};
   if (!pack(*ctx, o, keys, &packed, &props, &error)) return failure(error);
 
+  // All outputs or none: a failure removes the output files, including ones this run wrote.
   const std::string dir = o.out_dir + "/";
-  if (!writeWordsAtomically(dir + "sorted_pixels.u32", packed.pixels.data(), packed.pixels.size(), &error) ||
-      !writeWordsAtomically(dir + "tile_ranges.u32", packed.tile_ranges.data(), packed.tile_ranges.size(), &error) ||
-      !writeWordsAtomically(dir + "counter.u32", &packed.counter, 1, &error) ||
-      !writePictures(o, keys, packed, props.tile_size, &error))
+  const std::string outputs[] = {dir + "sorted_pixels.u32", dir + "tile_ranges.u32", dir + "counter.u32",
+                                 dir + "keys.png", dir + "packed.png"};
+  if (!writeWordsAtomically(outputs[0], packed.pixels.data(), packed.pixels.size(), &error) ||
+      !writeWordsAtomically(outputs[1], packed.tile_ranges.data(), packed.tile_ranges.size(), &error) ||
+      !writeWordsAtomically(outputs[2], &packed.counter, 1, &error) ||
+      !writePictures(o, keys, packed, props.tile_size, &error)) {
+    for (const std::string& path : outputs)
+      if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
     return failure(error);
+  }
   if (o.quiet) return kOk;
 
   // Containers that hold pixels, and those among them that hold more than one key.
