@@ -214,5 +214,12 @@ expect 0 "info --quiet" -- info --quiet
 
 ls "$dir" | grep -q '\.tmp-' && { echo "FAIL: a temporary file was left behind"; failures=$((failures + 1)); }
 
+# tiles: when one output cannot be written, none is left behind.
+python3 -c "import struct; open('$dir/tile_keys.bin','wb').write(struct.pack('<4096I', *[(i % 7) for i in range(4096)]))"
+mkdir -p "$dir/tiles_out/counter.u32"
+expect 1 "tiles with an unwritable output" -- tiles --keys "$dir/tile_keys.bin" --width 64 --height 64 --out "$dir/tiles_out"
+no_file "$dir/tiles_out/sorted_pixels.u32" "tiles with an unwritable output"
+no_file "$dir/tiles_out/tile_ranges.u32" "tiles with an unwritable output"
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
