@@ -482,13 +482,6 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("max_log2", std::to_string(flags.max_log2));
   benchmark::AddCustomContext("cpu_max_log2", std::to_string(flags.cpu_max_log2));
 
-  // Buffers for the largest case, allocated once: regrown buffers time differently.
-  if (ctx) {
-    const uint32_t largest = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{1} << flags.max_log2, ctx->maxCount()));
-    if (!ctx->reserve(largest, true, vren::radix::KeyType::kU32, &error))
-      std::fprintf(stderr, "vren_radix_bench: could not reserve buffers for %u keys: %s\n", largest, error.c_str());
-  }
-
   bool over_limit = false;
   for (const Case& c : makeCases(flags.max_log2)) {
     over_limit = over_limit || (ctx && c.count > ctx->maxCount());

@@ -691,14 +691,6 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
   return true;
 }
 
-bool Context::reserve(uint32_t count, bool with_values, KeyType key_type, std::string* error) {
-  if (count > maxCount()) {
-    if (error) *error = std::to_string(count) + " keys exceed this device's limit of " + std::to_string(maxCount()) + ".";
-    return false;
-  }
-  return impl_->ensureCapacity(count, key_type == KeyType::kU64 ? 2 : 1, with_values, error);
-}
-
 bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
                    std::string* error) {
   return impl_->run(keys, values, options, 1, false, true, stats, nullptr, error);

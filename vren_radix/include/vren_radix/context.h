@@ -87,12 +87,6 @@ class Context {
   const Sorter* sorter() const;
   uint32_t maxCount() const;
 
-  // Allocates the buffers for sorts of up to `count` keys of key_type (with values, if asked)
-  // now, instead of growing them on demand. Growing frees and reallocates every buffer; on an
-  // H200 a sort in buffers regrown from a smaller size ran up to 3x slower than the same sort in
-  // buffers allocated at once (bench/RESULTS.md), so timing code reserves first.
-  bool reserve(uint32_t count, bool with_values, KeyType key_type, std::string* error);
-
   // Sorts keys in place on the GPU; values (empty, or as many as keys) move with their keys.
   // Scratch buffers are filled with a poison pattern first and guarded by canary words.
   bool sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
