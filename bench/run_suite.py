@@ -142,7 +142,8 @@ def load_vren(path):
             if not e.get("error_occurred"):
                 continue
         parts = e.get("run_name", e.get("name", "")).split("/")
-        if len(parts) < 4:
+        # Option cases (vren_radix_option/NAME/COUNT) have their own table, not this one.
+        if len(parts) < 4 or not parts[3].isdigit():
             continue
         impl, kind, dist, count = parts[0], parts[1], parts[2], int(parts[3])
         if impl in ("std_sort", "std_stable_sort"):
