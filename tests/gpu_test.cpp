@@ -24,6 +24,7 @@ void collect(const std::string& message) {
 std::unique_ptr<Context> makeContext(const TuningConfig* tuning) {
   ContextOptions options;
   options.validation = true;
+  options.synchronization_validation = std::getenv("VREN_RADIX_TEST_SYNC_VALIDATION") != nullptr;
   options.on_message = collect;
   options.tuning = tuning;
   std::string error;

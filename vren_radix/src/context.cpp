@@ -524,6 +524,8 @@ struct Context::Impl {
     vk.vkCmdFillBuffer(cmd, keys_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
     vk.vkCmdFillBuffer(cmd, internal.buffer, 0, VK_WHOLE_SIZE, kPoison);
     if (shape.value_bytes) vk.vkCmdFillBuffer(cmd, values_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
+    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_WRITE_BIT);  // the canaries overwrite the poison's tail
     for (auto [b, used] : scratch(shape)) vk.vkCmdFillBuffer(cmd, b->buffer, used, kCanaryBytes, kCanary);
   }
 
