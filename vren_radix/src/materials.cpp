@@ -4,6 +4,7 @@
 #include <cassert>
 #include <new>
 
+#include "device.h"
 #include "materials_shared.h"
 #include "spirv/materials_count.h"
 #include "spirv/materials_offsets.h"
@@ -33,47 +34,7 @@ constexpr uint32_t kMaxHistograms = 3;
 constexpr uint32_t kDefaultSubgroupsPerWorkgroup = 8;
 constexpr MaterialTuning kDefaultTuning = {256, 8};
 
-struct DeviceFunctions {
-  PFN_vkCreateShaderModule createShaderModule;
-  PFN_vkDestroyShaderModule destroyShaderModule;
-  PFN_vkCreatePipelineLayout createPipelineLayout;
-  PFN_vkDestroyPipelineLayout destroyPipelineLayout;
-  PFN_vkCreateComputePipelines createComputePipelines;
-  PFN_vkDestroyPipeline destroyPipeline;
-  PFN_vkGetBufferDeviceAddress getBufferDeviceAddress;
-  PFN_vkCmdBindPipeline cmdBindPipeline;
-  PFN_vkCmdPushConstants cmdPushConstants;
-  PFN_vkCmdDispatch cmdDispatch;
-  PFN_vkCmdPipelineBarrier cmdPipelineBarrier;
-  PFN_vkCmdWriteTimestamp cmdWriteTimestamp;
-  PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
-  PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
-};
-
-template <typename T>
-bool load(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, const char* name, T& out) {
-  out = reinterpret_cast<T>(gdpa(device, name));
-  return out != nullptr;
-}
-
-bool loadFunctions(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, DeviceFunctions& fn) {
-  bool ok = load(gdpa, device, "vkCreateShaderModule", fn.createShaderModule) &&
-            load(gdpa, device, "vkDestroyShaderModule", fn.destroyShaderModule) &&
-            load(gdpa, device, "vkCreatePipelineLayout", fn.createPipelineLayout) &&
-            load(gdpa, device, "vkDestroyPipelineLayout", fn.destroyPipelineLayout) &&
-            load(gdpa, device, "vkCreateComputePipelines", fn.createComputePipelines) &&
-            load(gdpa, device, "vkDestroyPipeline", fn.destroyPipeline) &&
-            load(gdpa, device, "vkCmdBindPipeline", fn.cmdBindPipeline) &&
-            load(gdpa, device, "vkCmdPushConstants", fn.cmdPushConstants) &&
-            load(gdpa, device, "vkCmdDispatch", fn.cmdDispatch) &&
-            load(gdpa, device, "vkCmdPipelineBarrier", fn.cmdPipelineBarrier) &&
-            load(gdpa, device, "vkCmdWriteTimestamp", fn.cmdWriteTimestamp);
-  if (!load(gdpa, device, "vkGetBufferDeviceAddress", fn.getBufferDeviceAddress))
-    ok = ok && load(gdpa, device, "vkGetBufferDeviceAddressKHR", fn.getBufferDeviceAddress);
-  load(gdpa, device, "vkCmdBeginDebugUtilsLabelEXT", fn.cmdBeginDebugUtilsLabel);
-  load(gdpa, device, "vkCmdEndDebugUtilsLabelEXT", fn.cmdEndDebugUtilsLabel);
-  return ok;
-}
+using detail::DeviceFunctions;
 
 uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
@@ -90,77 +51,7 @@ VkResult fail(std::string* why, const char* message, VkResult code) {
   return code;
 }
 
-// What the sorter needs to know about the device.
-struct DeviceFacts {
-  uint32_t subgroup_size = 0;           // what the passes run at
-  uint32_t required_subgroup_size = 0;  // 0: not pinned
-  uint32_t min_subgroup_size = 0;
-  uint32_t max_subgroup_size = 0;
-  uint32_t max_workgroup_size = 0;
-  uint32_t max_shared_memory = 0;
-  uint32_t max_groups_x = 0;
-  uint32_t max_groups_y = 0;
-  uint64_t max_allocation = 0;
-};
-
-VkResult inspectDevice(const MaterialSorterCreateInfo& info, DeviceFacts& d, std::string* why) {
-  auto getProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-      info.get_instance_proc_addr(info.instance, "vkGetPhysicalDeviceProperties2"));
-  if (!getProperties2)
-    return fail(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
-                VK_ERROR_INITIALIZATION_FAILED);
-  VkPhysicalDeviceSubgroupSizeControlProperties size_control{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
-  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  getProperties2(info.physical_device, &properties);
-  if (properties.properties.apiVersion < VK_API_VERSION_1_2)
-    return fail(why, "The device supports Vulkan 1.1 or older; the material sort needs Vulkan 1.2 (buffer device addresses).",
-                VK_ERROR_FEATURE_NOT_PRESENT);
-  const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
-  properties.pNext = &vk11;
-  if (has_size_control) vk11.pNext = &size_control;
-  getProperties2(info.physical_device, &properties);
-  const VkPhysicalDeviceLimits& l = properties.properties.limits;
-
-  if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
-    return fail(why, "The device has no subgroup operations in compute shaders, which the material sort needs.",
-                VK_ERROR_FEATURE_NOT_PRESENT);
-  const VkSubgroupFeatureFlags needed =
-      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
-  if ((vk11.subgroupSupportedOperations & needed) != needed)
-    return fail(why,
-                "The device lacks subgroup arithmetic or ballot operations in compute shaders (subgroupMin, "
-                "subgroupBallot), which the material sort needs.",
-                VK_ERROR_FEATURE_NOT_PRESENT);
-  if (l.maxPushConstantsSize < sizeof(MaterialConstants))
-    return fail(why, "The device allows fewer than 80 bytes of push constants.", VK_ERROR_FEATURE_NOT_PRESENT);
-
-  d.subgroup_size = vk11.subgroupSize;
-  d.min_subgroup_size = vk11.subgroupSize;
-  d.max_subgroup_size = vk11.subgroupSize;
-  if (has_size_control) {
-    d.min_subgroup_size = std::min(d.min_subgroup_size, size_control.minSubgroupSize);
-    d.max_subgroup_size = std::max(d.max_subgroup_size, size_control.maxSubgroupSize);
-  }
-  d.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
-  if (info.subgroup_size_control_enabled && has_size_control &&
-      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
-    const uint32_t chosen = info.required_subgroup_size ? info.required_subgroup_size : size_control.maxSubgroupSize;
-    if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || !isPow2(chosen))
-      return fail(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
-                  VK_ERROR_FEATURE_NOT_PRESENT);
-    d.required_subgroup_size = chosen;
-    d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = chosen;
-    d.max_workgroup_size = std::min(d.max_workgroup_size, chosen * size_control.maxComputeWorkgroupSubgroups);
-  }
-  d.min_subgroup_size = std::max(1u, d.min_subgroup_size);
-  d.max_shared_memory = l.maxComputeSharedMemorySize;
-  d.max_groups_x = l.maxComputeWorkGroupCount[0];
-  d.max_groups_y = l.maxComputeWorkGroupCount[1];
-  d.max_allocation = vk11.maxMemoryAllocationSize;
-  return VK_SUCCESS;
-}
+using detail::DeviceFacts;
 
 // Shared memory of the scatter pass, the largest of the passes.
 uint32_t scatterSharedBytes(uint32_t histogram, uint32_t workgroup_size, uint32_t max_subgroups) {
@@ -250,13 +141,21 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
                 VK_ERROR_INITIALIZATION_FAILED);
 
   DeviceFacts facts;
-  if (VkResult r = inspectDevice(info, facts, why); r != VK_SUCCESS) return r;
+  const detail::DeviceRequest request{
+      "the material sort",
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
+      "subgroup arithmetic or ballot operations (subgroupMin, subgroupBallot)",
+      sizeof(MaterialConstants),
+      info.subgroup_size_control_enabled,
+      info.required_subgroup_size};
+  if (VkResult r = detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request,
+                                         &facts, why);
+      r != VK_SUCCESS)
+    return r;
 
-  PFN_vkGetDeviceProcAddr gdpa = info.get_device_proc_addr;
-  if (!gdpa)
-    gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(info.get_instance_proc_addr(info.instance, "vkGetDeviceProcAddr"));
   DeviceFunctions fn{};
-  if (!gdpa || !loadFunctions(gdpa, info.device, fn))
+  if (!detail::loadDeviceFunctions(info.get_instance_proc_addr, info.instance, info.get_device_proc_addr, info.device,
+                                   &fn))
     return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
                 VK_ERROR_INITIALIZATION_FAILED);
 
@@ -283,8 +182,8 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   // u32 pixel and slot indices with room to spare, and one allocation of u32 per pixel.
   s->properties.max_pixel_count = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{1} << 31, facts.max_allocation / 4));
   s->properties.max_range_alignment = kMaxRangeAlignment;
-  s->properties.max_workgroup_count_x = facts.max_groups_x;
-  s->max_groups_y = facts.max_groups_y;
+  s->properties.max_workgroup_count_x = facts.max_groups[0];
+  s->max_groups_y = facts.max_groups[1];
   for (uint32_t size : {kSmallHistogram, kMediumHistogram, max_materials})
     if (size <= max_materials && (s->histogram_count == 0 || size > s->histogram_sizes[s->histogram_count - 1]))
       s->histogram_sizes[s->histogram_count++] = size;

@@ -24,24 +24,8 @@ constexpr uint32_t kMaxScanWorkgroupSize = 1024;
 constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
-// Every device-level entry point the library uses.
-struct DeviceFunctions {
-  PFN_vkCreateShaderModule createShaderModule;
-  PFN_vkDestroyShaderModule destroyShaderModule;
-  PFN_vkCreatePipelineLayout createPipelineLayout;
-  PFN_vkDestroyPipelineLayout destroyPipelineLayout;
-  PFN_vkCreateComputePipelines createComputePipelines;
-  PFN_vkDestroyPipeline destroyPipeline;
-  PFN_vkGetBufferDeviceAddress getBufferDeviceAddress;
-  PFN_vkCmdBindPipeline cmdBindPipeline;
-  PFN_vkCmdPushConstants cmdPushConstants;
-  PFN_vkCmdDispatch cmdDispatch;
-  PFN_vkCmdDispatchIndirect cmdDispatchIndirect;
-  PFN_vkCmdPipelineBarrier cmdPipelineBarrier;
-  PFN_vkCmdWriteTimestamp cmdWriteTimestamp;
-  PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
-  PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
-};
+using detail::DeviceFunctions;
+
 
 // The pipelines for one key width; they share a tile size.
 struct KeyPipelines {
@@ -77,32 +61,6 @@ struct Sorter {
 };
 
 namespace {
-
-template <typename T>
-bool load(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, const char* name, T& out) {
-  out = reinterpret_cast<T>(gdpa(device, name));
-  return out != nullptr;
-}
-
-bool loadFunctions(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, DeviceFunctions& fn) {
-  bool ok = load(gdpa, device, "vkCreateShaderModule", fn.createShaderModule) &&
-            load(gdpa, device, "vkDestroyShaderModule", fn.destroyShaderModule) &&
-            load(gdpa, device, "vkCreatePipelineLayout", fn.createPipelineLayout) &&
-            load(gdpa, device, "vkDestroyPipelineLayout", fn.destroyPipelineLayout) &&
-            load(gdpa, device, "vkCreateComputePipelines", fn.createComputePipelines) &&
-            load(gdpa, device, "vkDestroyPipeline", fn.destroyPipeline) &&
-            load(gdpa, device, "vkCmdBindPipeline", fn.cmdBindPipeline) &&
-            load(gdpa, device, "vkCmdPushConstants", fn.cmdPushConstants) &&
-            load(gdpa, device, "vkCmdDispatch", fn.cmdDispatch) &&
-            load(gdpa, device, "vkCmdDispatchIndirect", fn.cmdDispatchIndirect) &&
-            load(gdpa, device, "vkCmdPipelineBarrier", fn.cmdPipelineBarrier) &&
-            load(gdpa, device, "vkCmdWriteTimestamp", fn.cmdWriteTimestamp);
-  if (!load(gdpa, device, "vkGetBufferDeviceAddress", fn.getBufferDeviceAddress))
-    ok = ok && load(gdpa, device, "vkGetBufferDeviceAddressKHR", fn.getBufferDeviceAddress);
-  load(gdpa, device, "vkCmdBeginDebugUtilsLabelEXT", fn.cmdBeginDebugUtilsLabel);
-  load(gdpa, device, "vkCmdEndDebugUtilsLabelEXT", fn.cmdEndDebugUtilsLabel);
-  return ok;
-}
 
 struct PipelineSpec {
   const uint32_t* code;
@@ -153,74 +111,7 @@ VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSp
   return result;
 }
 
-// Reads what the sorter needs to know about the device, and refuses devices it cannot run on.
-bool inspectDevice(const SorterCreateInfo& info, detail::DeviceLimits& limits, uint32_t& vendor_id,
-                   uint32_t& subgroup_size, uint32_t& required_subgroup_size, uint32_t max_groups[2],
-                   uint64_t& max_buffer_bytes, std::string* why, VkResult* result) {
-  auto getProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-      info.get_instance_proc_addr(info.instance, "vkGetPhysicalDeviceProperties2"));
-  if (!getProperties2)
-    return fail(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
-                result, VK_ERROR_INITIALIZATION_FAILED);
-
-  VkPhysicalDeviceSubgroupSizeControlProperties size_control{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES, &size_control};
-  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  getProperties2(info.physical_device, &properties);
-  const VkPhysicalDeviceLimits& l = properties.properties.limits;
-  if (properties.properties.apiVersion < VK_API_VERSION_1_2)
-    return fail(why, "The device supports Vulkan 1.1 or older; vren_radix needs Vulkan 1.2 (buffer device addresses).",
-                result, VK_ERROR_FEATURE_NOT_PRESENT);
-  properties.pNext = &vk11;
-  const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
-  if (!has_size_control) vk11.pNext = nullptr;
-  getProperties2(info.physical_device, &properties);
-
-  if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
-    return fail(why, "The device has no subgroup operations in compute shaders, which vren_radix needs.", result,
-                VK_ERROR_FEATURE_NOT_PRESENT);
-  const VkSubgroupFeatureFlags needed =
-      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
-  if ((vk11.subgroupSupportedOperations & needed) != needed)
-    return fail(why,
-                "The device lacks subgroup arithmetic or ballot operations in compute shaders, which vren_radix needs.",
-                result, VK_ERROR_FEATURE_NOT_PRESENT);
-  if (l.maxPushConstantsSize < sizeof(PassConstants))
-    return fail(why, "The device allows fewer than 96 bytes of push constants.", result, VK_ERROR_FEATURE_NOT_PRESENT);
-
-  vendor_id = properties.properties.vendorID;
-  subgroup_size = vk11.subgroupSize;
-  required_subgroup_size = 0;
-  uint32_t min_subgroup = vk11.subgroupSize;
-  if (info.subgroup_size_control_enabled && has_size_control &&
-      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
-    // The largest size: fewer subgroups make the per-bin walk over subgroups shorter.
-    uint32_t chosen = info.required_subgroup_size ? info.required_subgroup_size : size_control.maxSubgroupSize;
-    if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || (chosen & (chosen - 1)))
-      return fail(why, "required_subgroup_size is not a power of two within the device's subgroup size range.", result,
-                  VK_ERROR_FEATURE_NOT_PRESENT);
-    required_subgroup_size = chosen;
-    subgroup_size = chosen;
-    min_subgroup = chosen;
-  } else if (has_size_control) {
-    min_subgroup = std::min(min_subgroup, size_control.minSubgroupSize);
-  }
-
-  limits.vendor_id = vendor_id;
-  limits.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
-  if (required_subgroup_size)
-    limits.max_workgroup_size =
-        std::min(limits.max_workgroup_size, required_subgroup_size * size_control.maxComputeWorkgroupSubgroups);
-  limits.max_shared_memory = l.maxComputeSharedMemorySize;
-  limits.min_subgroup_size = std::max(1u, min_subgroup);
-  max_groups[0] = l.maxComputeWorkGroupCount[0];
-  max_groups[1] = l.maxComputeWorkGroupCount[1];
-  max_buffer_bytes = vk11.maxMemoryAllocationSize;
-  return true;
-}
-
-VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detail::DeviceLimits& limits,
+VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detail::DeviceFacts& limits,
                             uint32_t required_subgroup_size, uint32_t key_words, KeyPipelines& out) {
   const TuningConfig tuning = out.tuning;
   const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / limits.min_subgroup_size);
@@ -265,24 +156,28 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     return result;
   }
 
-  detail::DeviceLimits limits{};
-  uint32_t vendor_id = 0, subgroup_size = 0, required_subgroup_size = 0, max_groups[2] = {};
-  uint64_t max_buffer_bytes = 0;
-  if (!inspectDevice(info, limits, vendor_id, subgroup_size, required_subgroup_size, max_groups, max_buffer_bytes, why,
-                     &result))
-    return result;
+  detail::DeviceFacts limits;
+  const detail::DeviceRequest request{
+      "vren_radix",
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
+      "subgroup arithmetic or ballot operations",
+      sizeof(PassConstants),
+      info.subgroup_size_control_enabled,
+      info.required_subgroup_size};
+  result = detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request, &limits, why);
+  if (result != VK_SUCCESS) return result;
+  const uint32_t required_subgroup_size = limits.required_subgroup_size;
+  const uint32_t max_groups[2] = {limits.max_groups[0], limits.max_groups[1]};
 
-  PFN_vkGetDeviceProcAddr gdpa = info.get_device_proc_addr;
-  if (!gdpa)
-    gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(info.get_instance_proc_addr(info.instance, "vkGetDeviceProcAddr"));
   DeviceFunctions fn{};
-  if (!gdpa || !loadFunctions(gdpa, info.device, fn)) {
+  if (!detail::loadDeviceFunctions(info.get_instance_proc_addr, info.instance, info.get_device_proc_addr, info.device,
+                                   &fn)) {
     fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).", &result,
          VK_ERROR_INITIALIZATION_FAILED);
     return result;
   }
 
-  const TuningConfig requested = info.tuning ? *info.tuning : detail::defaultTuning(vendor_id);
+  const TuningConfig requested = info.tuning ? *info.tuning : detail::defaultTuning(limits.vendor_id);
   const TuningConfig tuning = detail::clampTuning(requested, limits, 1);
   const TuningConfig tuning_u64 = detail::clampTuning(requested, limits, 2);
   for (const auto& [t, words] : {std::pair{tuning, 1u}, std::pair{tuning_u64, 2u}}) {
@@ -307,12 +202,12 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->properties.tuning = tuning;
   s->properties.tuning_u64 = tuning_u64;
   s->properties.tile_size = tile;
-  s->properties.subgroup_size = subgroup_size;
+  s->properties.subgroup_size = limits.subgroup_size;
   // Limits: u32 indices in the shaders (64-bit keys index words), the 2D dispatch grid, and the
   // largest allocation.
   const uint64_t by_index = ((uint64_t{1} << 31) - std::max(tile, tile_u64));
   const uint64_t by_grid = std::min<uint64_t>(uint64_t{max_groups[0]} * max_groups[1], by_index) * std::min(tile, tile_u64);
-  const uint64_t by_memory = max_buffer_bytes / 8;
+  const uint64_t by_memory = limits.max_allocation / 8;
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory}));
 
   VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassConstants)};

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <new>
 
+#include "device.h"
 #include "spirv/tiles_pack.h"
 #include "tiles_shared.h"
 #include "tuning.h"
@@ -19,45 +20,7 @@ constexpr uint32_t kDefaultWorkgroupSize = 256;
 constexpr VkDeviceSize kAlignment = 4;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
-struct DeviceFunctions {
-  PFN_vkCreateShaderModule createShaderModule;
-  PFN_vkDestroyShaderModule destroyShaderModule;
-  PFN_vkCreatePipelineLayout createPipelineLayout;
-  PFN_vkDestroyPipelineLayout destroyPipelineLayout;
-  PFN_vkCreateComputePipelines createComputePipelines;
-  PFN_vkDestroyPipeline destroyPipeline;
-  PFN_vkGetBufferDeviceAddress getBufferDeviceAddress;
-  PFN_vkCmdBindPipeline cmdBindPipeline;
-  PFN_vkCmdPushConstants cmdPushConstants;
-  PFN_vkCmdDispatch cmdDispatch;
-  PFN_vkCmdWriteTimestamp cmdWriteTimestamp;
-  PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
-  PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
-};
-
-template <typename T>
-bool load(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, const char* name, T& out) {
-  out = reinterpret_cast<T>(gdpa(device, name));
-  return out != nullptr;
-}
-
-bool loadFunctions(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, DeviceFunctions& fn) {
-  bool ok = load(gdpa, device, "vkCreateShaderModule", fn.createShaderModule) &&
-            load(gdpa, device, "vkDestroyShaderModule", fn.destroyShaderModule) &&
-            load(gdpa, device, "vkCreatePipelineLayout", fn.createPipelineLayout) &&
-            load(gdpa, device, "vkDestroyPipelineLayout", fn.destroyPipelineLayout) &&
-            load(gdpa, device, "vkCreateComputePipelines", fn.createComputePipelines) &&
-            load(gdpa, device, "vkDestroyPipeline", fn.destroyPipeline) &&
-            load(gdpa, device, "vkCmdBindPipeline", fn.cmdBindPipeline) &&
-            load(gdpa, device, "vkCmdPushConstants", fn.cmdPushConstants) &&
-            load(gdpa, device, "vkCmdDispatch", fn.cmdDispatch) &&
-            load(gdpa, device, "vkCmdWriteTimestamp", fn.cmdWriteTimestamp);
-  if (!load(gdpa, device, "vkGetBufferDeviceAddress", fn.getBufferDeviceAddress))
-    ok = ok && load(gdpa, device, "vkGetBufferDeviceAddressKHR", fn.getBufferDeviceAddress);
-  load(gdpa, device, "vkCmdBeginDebugUtilsLabelEXT", fn.cmdBeginDebugUtilsLabel);
-  load(gdpa, device, "vkCmdEndDebugUtilsLabelEXT", fn.cmdEndDebugUtilsLabel);
-  return ok;
-}
+using detail::DeviceFunctions;
 
 VkResult fail(std::string* why, const std::string& message, VkResult code) {
   if (why) *why = message;
@@ -69,66 +32,6 @@ bool isPowerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 uint32_t divCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 uint64_t alignUp(uint64_t n, uint32_t alignment) { return (n + alignment - 1) / alignment * alignment; }
-
-// What the packer needs to know about the device.
-struct DeviceFacts {
-  uint32_t subgroup_size;           // the size the pass runs at (pinned or default)
-  uint32_t required_subgroup_size;  // 0: not pinned
-  uint32_t min_subgroup_size;       // smallest size the pass may run at
-  uint32_t max_workgroup_size;
-  uint32_t max_shared_memory;
-  uint32_t max_groups[2];
-};
-
-VkResult inspectDevice(const TilePackerCreateInfo& info, DeviceFacts& facts, std::string* why) {
-  auto getProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-      info.get_instance_proc_addr(info.instance, "vkGetPhysicalDeviceProperties2"));
-  if (!getProperties2)
-    return fail(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
-                VK_ERROR_INITIALIZATION_FAILED);
-  VkPhysicalDeviceSubgroupSizeControlProperties size_control{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES, &size_control};
-  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  getProperties2(info.physical_device, &properties);
-  if (properties.properties.apiVersion < VK_API_VERSION_1_2)
-    return fail(why, "The device supports Vulkan 1.1 or older; the tile packer needs Vulkan 1.2 (buffer device addresses).",
-                VK_ERROR_FEATURE_NOT_PRESENT);
-  const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
-  if (!has_size_control) vk11.pNext = nullptr;
-  properties.pNext = &vk11;
-  getProperties2(info.physical_device, &properties);
-  const VkPhysicalDeviceLimits& l = properties.properties.limits;
-
-  const VkSubgroupFeatureFlags needed = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
-  if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
-      (vk11.subgroupSupportedOperations & needed) != needed)
-    return fail(why, "The device lacks subgroup arithmetic in compute shaders, which the tile packer needs.",
-                VK_ERROR_FEATURE_NOT_PRESENT);
-
-  facts.subgroup_size = vk11.subgroupSize;
-  facts.min_subgroup_size = vk11.subgroupSize;
-  facts.required_subgroup_size = 0;
-  facts.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
-  if (info.subgroup_size_control_enabled && has_size_control &&
-      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
-    const uint32_t chosen = info.required_subgroup_size ? info.required_subgroup_size : size_control.maxSubgroupSize;
-    if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || !isPowerOfTwo(chosen))
-      return fail(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
-                  VK_ERROR_FEATURE_NOT_PRESENT);
-    facts.required_subgroup_size = chosen;
-    facts.subgroup_size = chosen;
-    facts.min_subgroup_size = chosen;
-    facts.max_workgroup_size = std::min(facts.max_workgroup_size, chosen * size_control.maxComputeWorkgroupSubgroups);
-  } else if (has_size_control) {
-    facts.min_subgroup_size = std::min(facts.min_subgroup_size, size_control.minSubgroupSize);
-  }
-  facts.min_subgroup_size = std::max(1u, facts.min_subgroup_size);
-  facts.max_shared_memory = l.maxComputeSharedMemorySize;
-  facts.max_groups[0] = l.maxComputeWorkGroupCount[0];
-  facts.max_groups[1] = l.maxComputeWorkGroupCount[1];
-  return VK_SUCCESS;
-}
 
 VkResult checkParameters(const TilePackerCreateInfo& info, std::string* why) {
   if (!isPowerOfTwo(info.tile_size) || info.tile_size < kMinTileSize || info.tile_size > kMaxTileSize)
@@ -227,15 +130,19 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
                 VK_ERROR_INITIALIZATION_FAILED);
   VkResult result = checkParameters(info, why);
   if (result != VK_SUCCESS) return result;
-  DeviceFacts facts{};
-  result = inspectDevice(info, facts, why);
+  detail::DeviceFacts facts;
+  const detail::DeviceRequest request{"the tile packer",
+                                      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT,
+                                      "subgroup arithmetic",
+                                      sizeof(TilePackConstants),
+                                      info.subgroup_size_control_enabled,
+                                      info.required_subgroup_size};
+  result = detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request, &facts, why);
   if (result != VK_SUCCESS) return result;
 
-  PFN_vkGetDeviceProcAddr gdpa = info.get_device_proc_addr;
-  if (!gdpa)
-    gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(info.get_instance_proc_addr(info.instance, "vkGetDeviceProcAddr"));
   DeviceFunctions fn{};
-  if (!gdpa || !loadFunctions(gdpa, info.device, fn))
+  if (!detail::loadDeviceFunctions(info.get_instance_proc_addr, info.instance, info.get_device_proc_addr, info.device,
+                                   &fn))
     return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
                 VK_ERROR_INITIALIZATION_FAILED);
 

@@ -34,7 +34,7 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   return tile_bytes + rank_bytes + 2 * 4 * VREN_RADIX_BINS;
 }
 
-TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits, uint32_t key_words) {
+TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words) {
   const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
   tuning.workgroup_size = floorPow2(std::min(std::max(tuning.workgroup_size, 32u), limits.max_workgroup_size));
   tuning.workgroup_size = std::max(tuning.workgroup_size, std::min(min_subgroup, 32u));

@@ -6,17 +6,10 @@
 
 #include <vulkan/vulkan.h>
 
+#include "device.h"
 #include "vren_radix/vren_radix.h"
 
 namespace vren::radix::detail {
-
-struct DeviceLimits {
-  uint32_t vendor_id;
-  uint32_t max_shared_memory;
-  uint32_t min_subgroup_size;
-  uint32_t max_workgroup_size;  // all limits together, with a pinned subgroup size's
-                                 // maxComputeWorkgroupSubgroups bound included
-};
 
 TuningConfig defaultTuning(uint32_t vendor_id);
 
@@ -28,6 +21,6 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
 
 // Rounds to powers of two and shrinks until the device can run it with values and keys of
 // key_words words; tile <= 32768 keys.
-TuningConfig clampTuning(TuningConfig tuning, const DeviceLimits& limits, uint32_t key_words);
+TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words);
 
 }  // namespace vren::radix::detail

@@ -1,0 +1,107 @@
+#include "device.h"
+
+#include <algorithm>
+
+namespace vren::radix::detail {
+namespace {
+
+template <typename T>
+bool load(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, const char* name, T& out) {
+  out = reinterpret_cast<T>(gdpa(device, name));
+  return out != nullptr;
+}
+
+VkResult refuse(std::string* why, const std::string& message, VkResult code) {
+  if (why) *why = message;
+  return code;
+}
+
+}  // namespace
+
+bool loadDeviceFunctions(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, PFN_vkGetDeviceProcAddr gdpa,
+                         VkDevice device, DeviceFunctions* fn) {
+  if (!gdpa && gipa) gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
+  if (!gdpa) return false;
+  bool ok = load(gdpa, device, "vkCreateShaderModule", fn->createShaderModule) &&
+            load(gdpa, device, "vkDestroyShaderModule", fn->destroyShaderModule) &&
+            load(gdpa, device, "vkCreatePipelineLayout", fn->createPipelineLayout) &&
+            load(gdpa, device, "vkDestroyPipelineLayout", fn->destroyPipelineLayout) &&
+            load(gdpa, device, "vkCreateComputePipelines", fn->createComputePipelines) &&
+            load(gdpa, device, "vkDestroyPipeline", fn->destroyPipeline) &&
+            load(gdpa, device, "vkCmdBindPipeline", fn->cmdBindPipeline) &&
+            load(gdpa, device, "vkCmdPushConstants", fn->cmdPushConstants) &&
+            load(gdpa, device, "vkCmdDispatch", fn->cmdDispatch) &&
+            load(gdpa, device, "vkCmdDispatchIndirect", fn->cmdDispatchIndirect) &&
+            load(gdpa, device, "vkCmdPipelineBarrier", fn->cmdPipelineBarrier) &&
+            load(gdpa, device, "vkCmdWriteTimestamp", fn->cmdWriteTimestamp);
+  if (!load(gdpa, device, "vkGetBufferDeviceAddress", fn->getBufferDeviceAddress))
+    ok = ok && load(gdpa, device, "vkGetBufferDeviceAddressKHR", fn->getBufferDeviceAddress);
+  load(gdpa, device, "vkCmdBeginDebugUtilsLabelEXT", fn->cmdBeginDebugUtilsLabel);
+  load(gdpa, device, "vkCmdEndDebugUtilsLabelEXT", fn->cmdEndDebugUtilsLabel);
+  return ok;
+}
+
+VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPhysicalDevice physical_device,
+                       const DeviceRequest& request, DeviceFacts* facts, std::string* why) {
+  const std::string module = request.module;
+  auto getProperties2 =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(gipa(instance, "vkGetPhysicalDeviceProperties2"));
+  if (!getProperties2)
+    return refuse(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
+                  VK_ERROR_INITIALIZATION_FAILED);
+
+  VkPhysicalDeviceSubgroupSizeControlProperties size_control{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  getProperties2(physical_device, &properties);
+  if (properties.properties.apiVersion < VK_API_VERSION_1_2)
+    return refuse(why, "The device supports Vulkan 1.1 or older; " + module + " needs Vulkan 1.2 (buffer device addresses).",
+                  VK_ERROR_FEATURE_NOT_PRESENT);
+  const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
+  properties.pNext = &vk11;
+  if (has_size_control) vk11.pNext = &size_control;
+  getProperties2(physical_device, &properties);
+  const VkPhysicalDeviceLimits& l = properties.properties.limits;
+
+  if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    return refuse(why, "The device has no subgroup operations in compute shaders, which " + module + " needs.",
+                  VK_ERROR_FEATURE_NOT_PRESENT);
+  if ((vk11.subgroupSupportedOperations & request.subgroup_operations) != request.subgroup_operations)
+    return refuse(why, "The device lacks " + std::string(request.operations) + " in compute shaders, which " + module +
+                           " needs.",
+                  VK_ERROR_FEATURE_NOT_PRESENT);
+  if (l.maxPushConstantsSize < request.push_constant_bytes)
+    return refuse(why, "The device allows fewer than " + std::to_string(request.push_constant_bytes) +
+                           " bytes of push constants, which " + module + " needs.",
+                  VK_ERROR_FEATURE_NOT_PRESENT);
+
+  DeviceFacts& d = *facts;
+  d.vendor_id = properties.properties.vendorID;
+  d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = vk11.subgroupSize;
+  if (has_size_control) {
+    d.min_subgroup_size = std::min(d.min_subgroup_size, size_control.minSubgroupSize);
+    d.max_subgroup_size = std::max(d.max_subgroup_size, size_control.maxSubgroupSize);
+  }
+  d.required_subgroup_size = 0;
+  d.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
+  if (request.subgroup_size_control_enabled && has_size_control &&
+      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    // The largest size: fewer subgroups make the per-subgroup walks of the passes shorter.
+    const uint32_t chosen = request.required_subgroup_size ? request.required_subgroup_size : size_control.maxSubgroupSize;
+    if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || (chosen & (chosen - 1)))
+      return refuse(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
+                    VK_ERROR_FEATURE_NOT_PRESENT);
+    d.required_subgroup_size = chosen;
+    d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = chosen;
+    d.max_workgroup_size = std::min(d.max_workgroup_size, chosen * size_control.maxComputeWorkgroupSubgroups);
+  }
+  d.min_subgroup_size = std::max(1u, d.min_subgroup_size);
+  d.max_shared_memory = l.maxComputeSharedMemorySize;
+  d.max_groups[0] = l.maxComputeWorkGroupCount[0];
+  d.max_groups[1] = l.maxComputeWorkGroupCount[1];
+  d.max_allocation = vk11.maxMemoryAllocationSize;
+  return VK_SUCCESS;
+}
+
+}  // namespace vren::radix::detail

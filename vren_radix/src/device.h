@@ -1,0 +1,65 @@
+// What every module (sorter, tile packer, material sorter) needs from the caller's device: its
+// entry points, loaded through the caller's get*ProcAddr, and the properties that size and gate
+// the passes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <vulkan/vulkan.h>
+
+namespace vren::radix::detail {
+
+// Every device-level entry point the library uses.
+struct DeviceFunctions {
+  PFN_vkCreateShaderModule createShaderModule;
+  PFN_vkDestroyShaderModule destroyShaderModule;
+  PFN_vkCreatePipelineLayout createPipelineLayout;
+  PFN_vkDestroyPipelineLayout destroyPipelineLayout;
+  PFN_vkCreateComputePipelines createComputePipelines;
+  PFN_vkDestroyPipeline destroyPipeline;
+  PFN_vkGetBufferDeviceAddress getBufferDeviceAddress;
+  PFN_vkCmdBindPipeline cmdBindPipeline;
+  PFN_vkCmdPushConstants cmdPushConstants;
+  PFN_vkCmdDispatch cmdDispatch;
+  PFN_vkCmdDispatchIndirect cmdDispatchIndirect;
+  PFN_vkCmdPipelineBarrier cmdPipelineBarrier;
+  PFN_vkCmdWriteTimestamp cmdWriteTimestamp;
+  PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
+  PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
+};
+
+// Loads the device's entry points through gdpa, or, if that is null, through the
+// vkGetDeviceProcAddr that gipa returns. False if any required one is missing.
+bool loadDeviceFunctions(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, PFN_vkGetDeviceProcAddr gdpa,
+                         VkDevice device, DeviceFunctions* fn);
+
+// What a module asks of the device.
+struct DeviceRequest {
+  const char* module;                           // "vren_radix", "the tile packer", ...
+  VkSubgroupFeatureFlags subgroup_operations;   // in compute shaders
+  const char* operations;                       // those operations in words, for the refusal
+  uint32_t push_constant_bytes;
+  bool subgroup_size_control_enabled;           // the caller enabled subgroupSizeControl + computeFullSubgroups
+  uint32_t required_subgroup_size;              // 0: the device's largest, when pinning
+};
+
+struct DeviceFacts {
+  uint32_t vendor_id = 0;
+  uint32_t subgroup_size = 0;           // what the passes run at
+  uint32_t required_subgroup_size = 0;  // 0: not pinned
+  uint32_t min_subgroup_size = 0;       // smallest size the passes may run at
+  uint32_t max_subgroup_size = 0;
+  uint32_t max_workgroup_size = 0;      // every limit, the pinned size's maxComputeWorkgroupSubgroups too
+  uint32_t max_shared_memory = 0;
+  uint32_t max_groups[2] = {};
+  uint64_t max_allocation = 0;
+};
+
+// Reads the device's properties, refuses a device the module cannot run on with a sentence
+// naming what is missing, and pins the subgroup size (the device's largest unless asked
+// otherwise) when the caller enabled subgroup size control.
+VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPhysicalDevice physical_device,
+                       const DeviceRequest& request, DeviceFacts* facts, std::string* why);
+
+}  // namespace vren::radix::detail
