@@ -104,4 +104,35 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
   return VK_SUCCESS;
 }
 
+VkResult createComputePipeline(const DeviceFunctions& fn, VkDevice device, const VkAllocationCallbacks* allocator,
+                               const ComputePipelineInfo& info, VkPipeline* pipeline) {
+  *pipeline = VK_NULL_HANDLE;
+  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module_info.codeSize = info.code_size;
+  module_info.pCode = info.code;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkResult result = fn.createShaderModule(device, &module_info, allocator, &module);
+  if (result != VK_SUCCESS) return result;
+
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup_size{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  subgroup_size.requiredSubgroupSize = info.required_subgroup_size;
+  VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pipeline_info.stage.module = module;
+  pipeline_info.stage.pName = "main";
+  pipeline_info.stage.pSpecializationInfo = info.specialization;
+  if (info.required_subgroup_size != 0) {
+    pipeline_info.stage.pNext = &subgroup_size;
+    pipeline_info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
+  pipeline_info.layout = info.layout;
+  VkPipeline created = VK_NULL_HANDLE;
+  result = fn.createComputePipelines(device, info.cache, 1, &pipeline_info, allocator, &created);
+  fn.destroyShaderModule(device, module, allocator);
+  if (result == VK_SUCCESS) *pipeline = created;  // output handles are undefined on failure
+  return result;
+}
+
 }  // namespace vren::radix::detail

@@ -62,4 +62,20 @@ struct DeviceFacts {
 VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPhysicalDevice physical_device,
                        const DeviceRequest& request, DeviceFacts* facts, std::string* why);
 
+// Everything a compute pipeline of this library is made from. With required_subgroup_size != 0
+// the stage also requires full subgroups of that size.
+struct ComputePipelineInfo {
+  const uint32_t* code;
+  size_t code_size;  // bytes
+  const VkSpecializationInfo* specialization;
+  VkPipelineLayout layout;
+  VkPipelineCache cache;
+  uint32_t required_subgroup_size;
+};
+
+// Creates the shader module, the pipeline, and destroys the module again. *pipeline is null on
+// failure.
+VkResult createComputePipeline(const DeviceFunctions& fn, VkDevice device, const VkAllocationCallbacks* allocator,
+                               const ComputePipelineInfo& info, VkPipeline* pipeline);
+
 }  // namespace vren::radix::detail

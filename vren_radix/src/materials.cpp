@@ -95,40 +95,16 @@ struct PipelineSpec {
 
 VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const PipelineSpec& spec, uint32_t max_subgroups,
                         uint32_t required_subgroup_size, VkPipeline* out) {
-  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  module_info.codeSize = spec.code_size;
-  module_info.pCode = spec.code;
-  VkShaderModule module = VK_NULL_HANDLE;
-  VkResult result = s.fn.createShaderModule(s.device, &module_info, s.allocator, &module);
-  if (result != VK_SUCCESS) return result;
-
   const uint32_t values[] = {s.properties.tuning.workgroup_size, max_subgroups, spec.histogram_size};
   const VkSpecializationMapEntry entries[] = {
       {VREN_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4},
       {VREN_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
       {VREN_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4},
   };
-  VkSpecializationInfo specialization{3, entries, sizeof(values), values};
-
-  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup_size{
-      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-  subgroup_size.requiredSubgroupSize = required_subgroup_size;
-
-  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  info.stage.module = module;
-  info.stage.pName = "main";
-  info.stage.pSpecializationInfo = &specialization;
-  if (required_subgroup_size != 0) {
-    info.stage.pNext = &subgroup_size;
-    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
-  }
-  info.layout = s.layout;
-  result = s.fn.createComputePipelines(s.device, cache, 1, &info, s.allocator, out);
-  s.fn.destroyShaderModule(s.device, module, s.allocator);
-  if (result != VK_SUCCESS) *out = VK_NULL_HANDLE;
-  return result;
+  const VkSpecializationInfo specialization{3, entries, sizeof(values), values};
+  return detail::createComputePipeline(
+      s.fn, s.device, s.allocator,
+      {spec.code, spec.code_size, &specialization, s.layout, cache, required_subgroup_size}, out);
 }
 
 }  // namespace

@@ -73,13 +73,6 @@ struct PipelineSpec {
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
-  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  module_info.codeSize = spec.code_size;
-  module_info.pCode = spec.code;
-  VkShaderModule module = VK_NULL_HANDLE;
-  VkResult result = s.fn.createShaderModule(s.device, &module_info, s.allocator, &module);
-  if (result != VK_SUCCESS) return result;
-
   const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups, spec.value_slots};
   const VkSpecializationMapEntry entries[] = {
       {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4},
@@ -87,28 +80,12 @@ VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSp
       {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},
       {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
   };
-  VkSpecializationInfo specialization{4, entries, sizeof(values), values};
-
-  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup_size{
-      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-  subgroup_size.requiredSubgroupSize = required_subgroup_size;
-
-  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  info.stage.module = module;
-  info.stage.pName = "main";
-  info.stage.pSpecializationInfo = &specialization;
+  const VkSpecializationInfo specialization{4, entries, sizeof(values), values};
   // The single-thread setup pass cannot be a full subgroup; it uses no subgroup operations.
-  if (required_subgroup_size != 0 && spec.workgroup_size > 1 && spec.code != vren_radix_setup_spv) {
-    info.stage.pNext = &subgroup_size;
-    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
-  }
-  info.layout = s.layout;
-  result = s.fn.createComputePipelines(s.device, cache, 1, &info, s.allocator, out);
-  s.fn.destroyShaderModule(s.device, module, s.allocator);
-  if (result != VK_SUCCESS) *out = VK_NULL_HANDLE;
-  return result;
+  const bool single_thread = spec.code == vren_radix_setup_spv;
+  return detail::createComputePipeline(
+      s.fn, s.device, s.allocator,
+      {spec.code, spec.code_size, &specialization, s.layout, cache, single_thread ? 0 : required_subgroup_size}, out);
 }
 
 VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detail::DeviceFacts& limits,

@@ -82,13 +82,6 @@ uint32_t sharedBytes(uint32_t containers, uint32_t max_subgroups) {
 }
 
 VkResult createPipeline(TilePacker& p, VkPipelineCache cache, const PassConfig& config, uint32_t required_subgroup_size) {
-  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  module_info.codeSize = sizeof(vren_radix_tiles_pack_spv);
-  module_info.pCode = vren_radix_tiles_pack_spv;
-  VkShaderModule module = VK_NULL_HANDLE;
-  VkResult result = p.fn.createShaderModule(p.device, &module_info, p.allocator, &module);
-  if (result != VK_SUCCESS) return result;
-
   const uint32_t values[] = {config.workgroup_size,        p.properties.tile_size,   config.pixels_per_thread,
                              p.properties.container_count, config.containers_per_thread, config.scan_items,
                              config.max_subgroups,         p.properties.alignment};
@@ -99,25 +92,10 @@ VkResult createPipeline(TilePacker& p, VkPipelineCache cache, const PassConfig& 
       {VREN_RADIX_TILES_SPEC_MAX_SUBGROUPS, 24, 4},        {VREN_RADIX_TILES_SPEC_ALIGNMENT, 28, 4},
   };
   const VkSpecializationInfo specialization{8, entries, sizeof(values), values};
-
-  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup_size{
-      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-  subgroup_size.requiredSubgroupSize = required_subgroup_size;
-  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  info.stage.module = module;
-  info.stage.pName = "main";
-  info.stage.pSpecializationInfo = &specialization;
-  if (required_subgroup_size != 0) {
-    info.stage.pNext = &subgroup_size;
-    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
-  }
-  info.layout = p.layout;
-  result = p.fn.createComputePipelines(p.device, cache, 1, &info, p.allocator, &p.pipeline);
-  p.fn.destroyShaderModule(p.device, module, p.allocator);
-  if (result != VK_SUCCESS) p.pipeline = VK_NULL_HANDLE;
-  return result;
+  return detail::createComputePipeline(p.fn, p.device, p.allocator,
+                                       {vren_radix_tiles_pack_spv, sizeof(vren_radix_tiles_pack_spv), &specialization,
+                                        p.layout, cache, required_subgroup_size},
+                                       &p.pipeline);
 }
 
 }  // namespace
