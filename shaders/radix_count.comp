@@ -1,8 +1,9 @@
 #version 460
 // Radix pass, step 1 of 3: count each tile's keys per digit.
 //
-// Each workgroup owns one tile of WORKGROUP_SIZE * KEYS_PER_THREAD consecutive keys. Order does
-// not matter for counting, so threads read the tile in coalesced (16-byte, for full tiles of
+// Each workgroup counts COUNT_TILES consecutive tiles of WORKGROUP_SIZE * KEYS_PER_THREAD keys
+// (more keys per workgroup than the scatter can hold amortise the per-workgroup work). Order does
+// not matter for counting, so threads read each tile in coalesced (16-byte, for full tiles of
 // 32-bit keys) loads. For each key, four subgroup ballots over the digit's bits give the lanes
 // that share its bin; the lowest of them adds their number to the subgroup's counter for that
 // bin (distinct bins, distinct counters: no contention). The subgroup counters are then summed
@@ -11,13 +12,14 @@
 // Tile 0 also presets the next pass's input parity (flipped: this pass will scatter); the scan
 // pass undoes that when it finds the pass can be skipped.
 //
-// Shared memory: MAX_SUBGROUPS * 64 bytes.
+// Shared memory: COUNT_TILES * MAX_SUBGROUPS * 64 bytes.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD = 8;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
+layout(constant_id = VREN_RADIX_SPEC_COUNT_TILES) const uint COUNT_TILES = 4;
 
 #ifdef VREN_RADIX_KEY64
 const bool VECTOR_LOADS = false;
@@ -25,7 +27,8 @@ const bool VECTOR_LOADS = false;
 const bool VECTOR_LOADS = KEYS_PER_THREAD % 4u == 0u;
 #endif
 
-shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
+// [tile of this workgroup][subgroup][bin]
+shared uint s_subgroup_bins[COUNT_TILES * MAX_SUBGROUPS * BINS];
 
 void count_key(uint bin, bool counted, uint subgroup_bins) {
   const uvec4 peers = peers_of(bin, counted);
@@ -34,42 +37,48 @@ void count_key(uint bin, bool counted, uint subgroup_bins) {
 }
 
 void main() {
-  const uint tile = tile_index();
+  const uint first_tile = tile_index() * COUNT_TILES;
   const uint tiles = tile_count();
-  if (tile >= tiles) return;  // uniform per workgroup: the 2D grid's overhang
+  if (first_tile >= tiles) return;  // uniform per workgroup: the 2D grid's overhang
   const uint tile_size = gl_WorkGroupSize.x * KEYS_PER_THREAD;
-  const uint tile_begin = tile * tile_size;
-  const uint tile_keys = min(tile_size, element_count() - tile_begin);
   const uint thread = gl_LocalInvocationIndex;
   const uint input_parity = parity(pc.pass);
   ReadUints keys_in = ReadUints(pc.keys[input_parity]);
-  if (tile == 0u && thread == 0u) pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = input_parity ^ 1u;
+  ReadUvec4s keys4 = ReadUvec4s(pc.keys[input_parity]);
+  if (first_tile == 0u && thread == 0u) pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = input_parity ^ 1u;
 
-  // 1. Count this thread's share of the tile into the subgroup's counters.
-  const uint subgroup_bins = gl_SubgroupID * BINS;
-  for (uint b = gl_SubgroupInvocationID; b < BINS; b += gl_SubgroupSize) s_subgroup_bins[subgroup_bins + b] = 0u;
+  // 1. Count this thread's share of each tile into the subgroup's counters for that tile.
+  for (uint j = gl_SubgroupInvocationID; j < COUNT_TILES * BINS; j += gl_SubgroupSize)
+    s_subgroup_bins[((j / BINS) * MAX_SUBGROUPS + gl_SubgroupID) * BINS + j % BINS] = 0u;
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // counters zeroed before the first add
-  if (VECTOR_LOADS && tile_keys == tile_size) {
-    ReadUvec4s keys4 = ReadUvec4s(pc.keys[input_parity]);
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
-      const uvec4 k = keys4.data[tile_begin / 4u + i * gl_WorkGroupSize.x + thread];
-      [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(Key(k[j])), true, subgroup_bins);
-    }
-  } else {
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-      const uint slot = i * gl_WorkGroupSize.x + thread;
-      const bool valid = slot < tile_keys;
-      count_key(valid ? bin_of(load_key(keys_in, tile_begin + slot)) : 0u, valid, subgroup_bins);
+  [[unroll]] for (uint t = 0u; t < COUNT_TILES; ++t) {
+    const uint tile = first_tile + t;
+    if (tile >= tiles) break;  // uniform
+    const uint tile_begin = tile * tile_size;
+    const uint tile_keys = min(tile_size, element_count() - tile_begin);
+    const uint subgroup_bins = (t * MAX_SUBGROUPS + gl_SubgroupID) * BINS;
+    if (VECTOR_LOADS && tile_keys == tile_size) {
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
+        const uvec4 k = keys4.data[tile_begin / 4u + i * gl_WorkGroupSize.x + thread];
+        [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(Key(k[j])), true, subgroup_bins);
+      }
+    } else {
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+        const uint slot = i * gl_WorkGroupSize.x + thread;
+        const bool valid = slot < tile_keys;
+        count_key(valid ? bin_of(load_key(keys_in, tile_begin + slot)) : 0u, valid, subgroup_bins);
+      }
     }
   }
   barrier();  // every subgroup's counters visible to the per-bin threads
 
-  // 2. Sum over the workgroup, one thread per bin.
-  const uint bin = thread;
-  if (bin < BINS) {
+  // 2. Sum over the subgroups, one thread per tile and bin.
+  for (uint j = thread; j < COUNT_TILES * BINS; j += gl_WorkGroupSize.x) {
+    const uint t = j / BINS, bin = j % BINS;
+    if (first_tile + t >= tiles) continue;
     uint total = 0u;
-    for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_subgroup_bins[s * BINS + bin];
-    pc.internal.data[counts_at(bin, tile)] = total;
+    for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_subgroup_bins[(t * MAX_SUBGROUPS + s) * BINS + bin];
+    pc.internal.data[counts_at(bin, first_tile + t)] = total;
   }
 }

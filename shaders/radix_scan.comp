@@ -33,7 +33,7 @@ void main() {
   uint carry = 0u;
 
   for (uint base = 0u; base < tiles; base += chunk) {
-    // 1. Load 4 consecutive counts; sum them.
+    // 1. Load PER_THREAD consecutive counts; sum them.
     const uint first = base + ordered_thread() * PER_THREAD;
     uint counts[PER_THREAD];
     uint sum = 0u;

@@ -1,25 +1,32 @@
 #version 460
 // Sort setup: one thread fixes the element count (from the push constants, or read on the GPU
 // for cmdSortIndirect, clamped to the count the memory was sized for), derives the tile count
-// and the indirect dispatch grid every later pass runs on, and marks pass 0's input as the
-// caller's buffer.
+// and the indirect dispatch grids the later passes run on (one workgroup per tile; the count
+// pass one per COUNT_TILES tiles), and marks pass 0's input as the caller's buffer.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
 layout(local_size_x = 1) in;
 layout(constant_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) const uint WORKGROUP_SIZE = 256;
 layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD = 8;
+layout(constant_id = VREN_RADIX_SPEC_COUNT_TILES) const uint COUNT_TILES = 4;
+
+// A 2D grid of at least `groups` workgroups, at most max_groups_x wide.
+void write_grid(uint word, uint groups) {
+  const uint x = min(groups, pc.max_groups_x);
+  pc.internal.data[word + 0u] = x;
+  pc.internal.data[word + 1u] = x == 0u ? 0u : (groups + x - 1u) / x;
+  pc.internal.data[word + 2u] = 1u;
+}
 
 void main() {
   const uint tile_size = WORKGROUP_SIZE * KEYS_PER_THREAD;
   uint count = pc.count;
   if ((pc.flags & VREN_RADIX_FLAG_INDIRECT) != 0u) count = min(pc.count_address.data[0], pc.count);
   const uint tiles = count / tile_size + (count % tile_size != 0u ? 1u : 0u);
-  const uint x = min(tiles, pc.max_groups_x);
   pc.internal.data[VREN_RADIX_STATE_COUNT] = count;
   pc.internal.data[VREN_RADIX_STATE_TILES] = tiles;
-  pc.internal.data[VREN_RADIX_STATE_TILE_GRID + 0u] = x;
-  pc.internal.data[VREN_RADIX_STATE_TILE_GRID + 1u] = x == 0u ? 0u : (tiles + x - 1u) / x;
-  pc.internal.data[VREN_RADIX_STATE_TILE_GRID + 2u] = 1u;
+  write_grid(VREN_RADIX_STATE_TILE_GRID, tiles);
+  write_grid(VREN_RADIX_STATE_COUNT_GRID, tiles / COUNT_TILES + (tiles % COUNT_TILES != 0u ? 1u : 0u));
   pc.internal.data[VREN_RADIX_STATE_PARITY] = 0u;
 }

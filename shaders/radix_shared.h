@@ -12,12 +12,14 @@
 #define VREN_RADIX_SPEC_KEYS_PER_THREAD 1
 #define VREN_RADIX_SPEC_MAX_SUBGROUPS 2
 #define VREN_RADIX_SPEC_VALUE_SLOTS 3
+#define VREN_RADIX_SPEC_COUNT_TILES 4  // tiles counted by one count workgroup
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
 // counts, digit-major: counts[bin * num_tiles + tile].
 #define VREN_RADIX_STATE_COUNT 0       // element count of this sort (GPU-side for cmdSortIndirect)
 #define VREN_RADIX_STATE_TILES 1       // tiles for that count
 #define VREN_RADIX_STATE_TILE_GRID 2   // VkDispatchIndirectCommand {x, y, 1} covering the tiles
+#define VREN_RADIX_STATE_COUNT_GRID 5  // the same covering the count workgroups
 #define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
 #define VREN_RADIX_STATE_TOTALS 40     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS 64

@@ -21,6 +21,9 @@ namespace {
 using detail::PassConstants;
 
 constexpr uint32_t kMaxScanWorkgroupSize = 1024;
+// Tiles per count workgroup: the count pass does little per key, so a workgroup per tile spends
+// too much on its fixed work (zeroing, summing, writing counts).
+constexpr uint32_t kCountTiles = 4;
 constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
@@ -73,14 +76,14 @@ struct PipelineSpec {
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
-  const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups, spec.value_slots};
+  const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups, spec.value_slots,
+                             kCountTiles};
   const VkSpecializationMapEntry entries[] = {
-      {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4},
-      {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
-      {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},
-      {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
+      {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4},  {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
+      {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},   {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
+      {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},
   };
-  const VkSpecializationInfo specialization{4, entries, sizeof(values), values};
+  const VkSpecializationInfo specialization{5, entries, sizeof(values), values};
   // The single-thread setup pass cannot be a full subgroup; it uses no subgroup operations.
   const bool single_thread = spec.code == vren_radix_setup_spv;
   return detail::createComputePipeline(
@@ -350,6 +353,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
   const VkBuffer internal = info.internal.buffer;
   const VkDeviceSize grid = info.internal.offset + 4 * VREN_RADIX_STATE_TILE_GRID;
+  const VkDeviceSize count_grid = info.internal.offset + 4 * VREN_RADIX_STATE_COUNT_GRID;
 
   // 1. setup    count (maybe from the GPU), tiles, dispatch grid, pass 0 input  | barrier
   //    then per pass p, from one ping-pong buffer into the other:
@@ -390,7 +394,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.count);
-    s->fn.cmdDispatchIndirect(cmd, internal, grid);
+    s->fn.cmdDispatchIndirect(cmd, internal, count_grid);
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 
