@@ -10,9 +10,10 @@ namespace {
 constexpr uint32_t kVendorNvidia = 0x10DE;
 constexpr uint32_t kMaxTileSize = 32768;  // far beyond what shared memory allows today
 
-constexpr TuningConfig kDefault = {256, 8};  // fits 32 KiB of shared memory with values
-// H200, 2^26 uniform u32: keys 4.01 ms / pairs 5.43 ms with 256x4, against 5.42 / 7.78 ms with
-// 256x8 and 7.42 / 8.12 ms with 512x8 (bench/RESULTS.md, 2026-11-22, tuning sweep).
+// Conservative: clampTuning shrinks it to the shared memory there is (lavapipe: 256x4).
+constexpr TuningConfig kDefault = {256, 8};
+// H200, 2^26 uniform u32, keys / pairs ms: 256x4 4.17 / 6.78, 512x4 4.40 / 7.17, 128x8 4.35 / 8.52,
+// 128x4 4.58 / 6.95, 256x8 4.87 / 8.98, 512x2 5.33 / 6.35 (bench/RESULTS.md, 2026-11-22).
 constexpr TuningConfig kNvidia = {256, 4};
 
 }  // namespace
