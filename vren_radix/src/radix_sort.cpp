@@ -43,10 +43,9 @@ struct KeyPipelines {
 
 uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
-bool fail(std::string* why, const char* message, VkResult* result, VkResult code) {
+VkResult fail(std::string* why, const char* message, VkResult code) {
   if (why) *why = message;
-  *result = code;
-  return false;
+  return code;
 }
 
 }  // namespace
@@ -129,12 +128,9 @@ void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
 VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* why) {
   if (!out) return VK_ERROR_INITIALIZATION_FAILED;
   *out = nullptr;
-  VkResult result = VK_SUCCESS;
-  if (!info.device || !info.physical_device || !info.instance || !info.get_instance_proc_addr) {
-    fail(why, "SorterCreateInfo needs instance, physical_device, device and get_instance_proc_addr.", &result,
-         VK_ERROR_INITIALIZATION_FAILED);
-    return result;
-  }
+  if (!info.device || !info.physical_device || !info.instance || !info.get_instance_proc_addr)
+    return fail(why, "SorterCreateInfo needs instance, physical_device, device and get_instance_proc_addr.",
+                VK_ERROR_INITIALIZATION_FAILED);
 
   detail::DeviceFacts limits;
   const detail::DeviceRequest request{
@@ -144,29 +140,25 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
       sizeof(PassConstants),
       info.subgroup_size_control_enabled,
       info.required_subgroup_size};
-  result = detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request, &limits, why);
+  VkResult result =
+      detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request, &limits, why);
   if (result != VK_SUCCESS) return result;
   const uint32_t required_subgroup_size = limits.required_subgroup_size;
-  const uint32_t max_groups[2] = {limits.max_groups[0], limits.max_groups[1]};
 
   DeviceFunctions fn{};
   if (!detail::loadDeviceFunctions(info.get_instance_proc_addr, info.instance, info.get_device_proc_addr, info.device,
-                                   &fn)) {
-    fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).", &result,
-         VK_ERROR_INITIALIZATION_FAILED);
-    return result;
-  }
+                                   &fn))
+    return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
+                VK_ERROR_INITIALIZATION_FAILED);
 
   const TuningConfig requested = info.tuning ? *info.tuning : detail::defaultTuning(limits.vendor_id);
   const TuningConfig tuning = detail::clampTuning(requested, limits, 1);
   const TuningConfig tuning_u64 = detail::clampTuning(requested, limits, 2);
   for (const auto& [t, words] : {std::pair{tuning, 1u}, std::pair{tuning_u64, 2u}}) {
     const uint32_t max_subgroups = std::max(1u, t.workgroup_size / limits.min_subgroup_size);
-    if (detail::scatterSharedBytes(t, max_subgroups, true, words) > limits.max_shared_memory) {
-      fail(why, "The device has too little compute shared memory for the smallest radix tile.", &result,
-           VK_ERROR_FEATURE_NOT_PRESENT);
-      return result;
-    }
+    if (detail::scatterSharedBytes(t, max_subgroups, true, words) > limits.max_shared_memory)
+      return fail(why, "The device has too little compute shared memory for the smallest radix tile.",
+                  VK_ERROR_FEATURE_NOT_PRESENT);
   }
 
   Sorter* s = new (std::nothrow) Sorter;
@@ -174,7 +166,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->device = info.device;
   s->allocator = info.allocator;
   s->fn = fn;
-  s->max_groups_x = max_groups[0];
+  s->max_groups_x = limits.max_groups[0];
   s->u32.tuning = tuning;
   s->u64.tuning = tuning_u64;
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
@@ -186,7 +178,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   // Limits: u32 indices in the shaders (64-bit keys index words), the 2D dispatch grid, and the
   // largest allocation.
   const uint64_t by_index = ((uint64_t{1} << 31) - std::max(tile, tile_u64));
-  const uint64_t by_grid = std::min<uint64_t>(uint64_t{max_groups[0]} * max_groups[1], by_index) * std::min(tile, tile_u64);
+  const uint64_t groups = uint64_t{limits.max_groups[0]} * limits.max_groups[1];
+  const uint64_t by_grid = std::min(groups, by_index) * std::min(tile, tile_u64);
   const uint64_t by_memory = limits.max_allocation / 8;
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory}));
 

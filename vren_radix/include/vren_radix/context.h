@@ -103,7 +103,8 @@ class Context {
   bool profileSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                     int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error);
 
-  // Times a device-local copy of `bytes` bytes: the device's practical bandwidth ceiling.
+  // Times a device-local vkCmdCopyBuffer of `bytes` bytes. Not a bandwidth ceiling everywhere:
+  // on an H200 it reaches about a fifth of what compute shaders move (bench/RESULTS.md).
   bool timeCopy(uint64_t bytes, int repetitions, std::vector<double>* gpu_ms, std::string* error);
 
   // Low-level access for code that records its own work next to the sorter's (renderer
