@@ -18,6 +18,11 @@ uint tile_count() { return state(VREN_RADIX_STATE_TILES); }
 // Which ping-pong buffer (0: the caller's, 1: temp) holds the input of pass p.
 uint parity(uint p) { return state(VREN_RADIX_STATE_PARITY + p); }
 uint counts_at(uint bin, uint tile) { return VREN_RADIX_STATE_WORDS + bin * tile_count() + tile; }
+// Count workgroups (groups of count_tiles tiles) and their digit counts.
+uint group_count(uint count_tiles) { return (tile_count() + count_tiles - 1u) / count_tiles; }
+uint group_sums_at(uint bin, uint group, uint count_tiles) {
+  return VREN_RADIX_STATE_WORDS + BINS * tile_count() + bin * group_count(count_tiles) + group;
+}
 
 // The thread's place in input order: subgroup-major, so a subgroup scan ranks threads in order
 // without assuming how the driver maps gl_LocalInvocationIndex to subgroups.

@@ -8,11 +8,13 @@
 // that share its bin; the lowest of them adds their number to the subgroup's counter for that
 // bin (distinct bins, distinct counters: no contention). The subgroup counters are then summed
 // per bin. No global atomics.
-// Output: counts[bin * num_tiles + tile], digit-major so that the scan pass makes them global.
+// Output: counts[bin * num_tiles + tile], and their sums over this workgroup's tiles,
+// group_sums[bin * num_groups + group], both digit-major: the scan pass makes the group sums
+// global, and the scatter adds the counts of the earlier tiles of its group.
 // Tile 0 also presets the next pass's input parity (flipped: this pass will scatter); the scan
 // pass undoes that when it finds the pass can be skipped.
 //
-// Shared memory: COUNT_TILES * MAX_SUBGROUPS * 64 bytes.
+// Shared memory: COUNT_TILES * (MAX_SUBGROUPS + 1) * 64 bytes.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
@@ -29,6 +31,7 @@ const bool VECTOR_LOADS = KEYS_PER_THREAD % 4u == 0u;
 
 // [tile of this workgroup][subgroup][bin]
 shared uint s_subgroup_bins[COUNT_TILES * MAX_SUBGROUPS * BINS];
+shared uint s_tile_bins[COUNT_TILES * BINS];  // [tile of this workgroup][bin]
 
 void count_key(uint bin, bool counted, uint subgroup_bins) {
   const uvec4 peers = peers_of(bin, counted);
@@ -73,12 +76,20 @@ void main() {
   }
   barrier();  // every subgroup's counters visible to the per-bin threads
 
-  // 2. Sum over the subgroups, one thread per tile and bin.
+  // 2. Sum over the subgroups, one thread per tile and bin; then over the tiles, per bin.
   for (uint j = thread; j < COUNT_TILES * BINS; j += gl_WorkGroupSize.x) {
     const uint t = j / BINS, bin = j % BINS;
-    if (first_tile + t >= tiles) continue;
     uint total = 0u;
-    for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_subgroup_bins[(t * MAX_SUBGROUPS + s) * BINS + bin];
-    pc.internal.data[counts_at(bin, first_tile + t)] = total;
+    if (first_tile + t < tiles) {
+      for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_subgroup_bins[(t * MAX_SUBGROUPS + s) * BINS + bin];
+      pc.internal.data[counts_at(bin, first_tile + t)] = total;
+    }
+    s_tile_bins[j] = total;
+  }
+  barrier();  // every tile's totals visible to the per-bin threads
+  for (uint bin = thread; bin < BINS; bin += gl_WorkGroupSize.x) {
+    uint total = 0u;
+    for (uint t = 0u; t < COUNT_TILES; ++t) total += s_tile_bins[t * BINS + bin];
+    pc.internal.data[group_sums_at(bin, tile_index(), COUNT_TILES)] = total;
   }
 }

@@ -1,10 +1,11 @@
 #version 460
-// Radix pass, step 2 of 3: global exclusive scan of the digit-major tile counts.
+// Radix pass, step 2 of 3: global exclusive scan of the digit-major counts.
 //
-// One workgroup per bin scans that bin's row of num_tiles counts in place and writes the bin's
-// total to the state block. The scatter pass adds the exclusive sum of the totals of the lower
-// bins, which completes the scan over the whole digit-major array:
-// offset(bin, tile) = sum of all counts before (bin, tile) in digit-major order.
+// One workgroup per bin scans that bin's row of count-workgroup sums (COUNT_TILES tiles each, a
+// quarter of the tile counts at the default) in place and writes the bin's total to the state
+// block. The scatter pass adds the counts of the earlier tiles of its group and the exclusive
+// sum of the totals of the lower bins, which completes the scan over the whole digit-major
+// array: offset(bin, tile) = sum of all counts before (bin, tile) in digit-major order.
 // A bin holding every key means the pass would not move anything: its workgroup marks the pass
 // as skipped by keeping the next pass's input where this pass's input is.
 //
@@ -19,6 +20,7 @@
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
+layout(constant_id = VREN_RADIX_SPEC_COUNT_TILES) const uint COUNT_TILES = 4;
 
 const uint PER_THREAD = 4u;
 
@@ -27,8 +29,8 @@ shared uint s_chunk_total;
 
 void main() {
   const uint bin = gl_WorkGroupID.x;
-  const uint tiles = tile_count();
-  const uint row = counts_at(bin, 0u);
+  const uint tiles = group_count(COUNT_TILES);  // the row's length
+  const uint row = group_sums_at(bin, 0u, COUNT_TILES);
   const uint chunk = gl_WorkGroupSize.x * PER_THREAD;
   uint carry = 0u;
 

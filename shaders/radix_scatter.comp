@@ -2,7 +2,8 @@
 // Radix pass, step 3 of 3: rank each key within its tile and scatter it to its global place.
 //
 // Same tiles as the count pass. A key's destination is
-//   digit_base[bin] + offsets[bin][tile]            (global: scan pass + lower bins' totals)
+//   digit_base[bin] + offsets[bin][tile]            (global: lower bins' totals + the scan of
+//                                                    the count groups + earlier tiles of the group)
 //   + rank of the key among its tile's keys of that bin, in input order  (workgroup-local)
 //
 // Ranking (warp-level multisplit): subgroup s owns the contiguous segment of SUBGROUP_SIZE *
@@ -30,6 +31,7 @@ layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD = 8;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
+layout(constant_id = VREN_RADIX_SPEC_COUNT_TILES) const uint COUNT_TILES = 4;
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
@@ -119,7 +121,10 @@ void main() {
       tile_start += s_bin_start[b];
       digit_base += state(VREN_RADIX_STATE_TOTALS + b);
     }
-    const uint global_start = digit_base + pc.internal.data[counts_at(lane_bin, tile)];
+    // The scan covered whole count groups; add this group's tiles before this one.
+    const uint group = tile / COUNT_TILES;
+    uint global_start = digit_base + pc.internal.data[group_sums_at(lane_bin, group, COUNT_TILES)];
+    for (uint t = group * COUNT_TILES; t < tile; ++t) global_start += pc.internal.data[counts_at(lane_bin, t)];
     s_bin_destination[lane_bin] = global_start - tile_start;
   }
   barrier();  // every per-bin thread has read the totals before they become starts

@@ -15,7 +15,8 @@
 #define VREN_RADIX_SPEC_COUNT_TILES 4  // tiles counted by one count workgroup
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
-// counts, digit-major: counts[bin * num_tiles + tile].
+// counts, digit-major: counts[bin * num_tiles + tile], then the same summed over each count
+// workgroup's COUNT_TILES tiles: group_sums[bin * num_groups + group].
 #define VREN_RADIX_STATE_COUNT 0       // element count of this sort (GPU-side for cmdSortIndirect)
 #define VREN_RADIX_STATE_TILES 1       // tiles for that count
 #define VREN_RADIX_STATE_TILE_GRID 2   // VkDispatchIndirectCommand {x, y, 1} covering the tiles

@@ -229,7 +229,11 @@ const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyTy
 VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
   // The smaller tile of the two key widths gives the most tiles.
   const uint32_t tile = std::min(s->u32.tile_size, s->u64.tile_size);
-  return (VkDeviceSize{VREN_RADIX_STATE_WORDS} + VkDeviceSize{VREN_RADIX_BINS} * std::max(1u, divCeil(count, tile))) * 4;
+  const uint32_t tiles = std::max(1u, divCeil(count, tile));
+  // Per-tile digit counts, then their sums per count workgroup (rows of tiles / kCountTiles
+  // words; reserved as rows of `tiles` words so that the size stays affine in the tile count).
+  const VkDeviceSize count_words = VkDeviceSize{2 * VREN_RADIX_BINS} * tiles;
+  return (VkDeviceSize{VREN_RADIX_STATE_WORDS} + count_words) * 4;
 }
 
 uint32_t passCount(uint32_t begin_bit, uint32_t end_bit) {
