@@ -23,7 +23,7 @@
 //   s_values          4 T      their values (VALUE_SLOTS = 1 when sorting keys only)
 //   s_round_bins      64 S K   per-round bin counts of each subgroup, then each round's start
 //   s_subgroup_bins   64 S     per-subgroup bin counts, then each subgroup's start in each bin
-//   s_bin_*           128      tile-local starts, global destination bases
+//   s_bin_*, s_digit  192      tile-local starts, global destination bases, digit totals
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
@@ -42,6 +42,7 @@ shared uint s_round_bins[MAX_SUBGROUPS * KEYS_PER_THREAD * BINS];
 shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
 shared uint s_bin_start[BINS];
 shared uint s_bin_destination[BINS];  // global index of tile slot 0 if it held this bin
+shared uint s_digit_total[BINS];      // the pass's digit totals
 
 void main() {
   const uint tile = tile_index();
@@ -57,6 +58,20 @@ void main() {
   const uint thread = gl_LocalInvocationIndex;
   const uint subgroup_bins = gl_SubgroupID * BINS;
   const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
+
+  // 0. Step 3's global inputs, loaded first so that their latency hides behind the ranking: the
+  //    digit totals, and this tile's offset per bin from the scan, which covered whole count
+  //    groups, plus the counts of the group's tiles before this one.
+  uint group_offset = 0u;
+  if (thread < BINS) {
+    s_digit_total[thread] = state(VREN_RADIX_STATE_TOTALS + thread);
+    const uint group = tile / COUNT_TILES;
+    group_offset = pc.internal.data[group_sums_at(thread, group, COUNT_TILES)];
+    [[unroll]] for (uint i = 0u; i + 1u < COUNT_TILES; ++i) {
+      const uint earlier = group * COUNT_TILES + i;
+      if (earlier < tile) group_offset += pc.internal.data[counts_at(thread, earlier)];
+    }
+  }
 
   // 1. Rank each key within its round, and count each round's keys per bin.
   const uint round_bins = gl_SubgroupID * KEYS_PER_THREAD * BINS;
@@ -119,13 +134,9 @@ void main() {
     uint digit_base = 0u;
     for (uint b = 0u; b < lane_bin; ++b) {
       tile_start += s_bin_start[b];
-      digit_base += state(VREN_RADIX_STATE_TOTALS + b);
+      digit_base += s_digit_total[b];
     }
-    // The scan covered whole count groups; add this group's tiles before this one.
-    const uint group = tile / COUNT_TILES;
-    uint global_start = digit_base + pc.internal.data[group_sums_at(lane_bin, group, COUNT_TILES)];
-    for (uint t = group * COUNT_TILES; t < tile; ++t) global_start += pc.internal.data[counts_at(lane_bin, t)];
-    s_bin_destination[lane_bin] = global_start - tile_start;
+    s_bin_destination[lane_bin] = digit_base + group_offset - tile_start;
   }
   barrier();  // every per-bin thread has read the totals before they become starts
   if (lane_bin < BINS) s_bin_start[lane_bin] = tile_start;
