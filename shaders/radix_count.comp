@@ -55,7 +55,23 @@ void main() {
     s_subgroup_bins[((j / BINS) * MAX_SUBGROUPS + gl_SubgroupID) * BINS + j % BINS] = 0u;
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // counters zeroed before the first add
-  [[unroll]] for (uint t = 0u; t < COUNT_TILES; ++t) {
+  const uint full_tiles = element_count() / tile_size;
+  if (VECTOR_LOADS && first_tile + COUNT_TILES <= full_tiles) {
+    // Every tile full (all workgroups but the last): issue all the loads before counting, so
+    // that each thread has COUNT_TILES * KEYS_PER_THREAD * 4 bytes in flight at once.
+    const uint vectors = KEYS_PER_THREAD / 4u;
+    uvec4 k[COUNT_TILES * ((KEYS_PER_THREAD + 3u) / 4u)];  // never an empty array (vector loads need K >= 4)
+    [[unroll]] for (uint t = 0u; t < COUNT_TILES; ++t) {
+      [[unroll]] for (uint i = 0u; i < vectors; ++i)
+        k[t * vectors + i] = keys4.data[(first_tile + t) * tile_size / 4u + i * gl_WorkGroupSize.x + thread];
+    }
+    [[unroll]] for (uint t = 0u; t < COUNT_TILES; ++t) {
+      const uint subgroup_bins = (t * MAX_SUBGROUPS + gl_SubgroupID) * BINS;
+      [[unroll]] for (uint i = 0u; i < vectors; ++i) {
+        [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(Key(k[t * vectors + i][j])), true, subgroup_bins);
+      }
+    }
+  } else [[unroll]] for (uint t = 0u; t < COUNT_TILES; ++t) {
     const uint tile = first_tile + t;
     if (tile >= tiles) break;  // uniform
     const uint tile_begin = tile * tile_size;
