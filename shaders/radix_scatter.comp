@@ -23,7 +23,7 @@
 //   s_values          4 T      their values (VALUE_SLOTS = 1 when sorting keys only)
 //   s_round_bins      64 S K   per-round bin counts of each subgroup, then each round's start
 //   s_subgroup_bins   64 S     per-subgroup bin counts, then each subgroup's start in each bin
-//   s_bin_*, s_digit  192      tile-local starts, global destination bases, digit totals
+//   s_bin_*, s_digit  256      tile totals and starts, global destination bases, digit totals
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
@@ -40,7 +40,8 @@ shared Key s_keys[TILE_SIZE];
 shared uint s_values[VALUE_SLOTS];
 shared uint s_round_bins[MAX_SUBGROUPS * KEYS_PER_THREAD * BINS];
 shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
-shared uint s_bin_start[BINS];
+shared uint s_bin_total[BINS];        // the tile's keys per bin
+shared uint s_bin_start[BINS];        // where each bin starts inside the tile
 shared uint s_bin_destination[BINS];  // global index of tile slot 0 if it held this bin
 shared uint s_digit_total[BINS];      // the pass's digit totals
 
@@ -117,7 +118,7 @@ void main() {
   barrier();  // every subgroup's bin counts visible to the per-bin threads
 
   // 3. Per bin: each subgroup's start inside the bin; then where the bin starts inside the tile
-  //    (a scan over the bins' tile totals, shared through s_bin_start) and globally.
+  //    (a scan over the bins' tile totals, shared through s_bin_total) and globally.
   const uint lane_bin = thread;
   uint tile_total = 0u;
   if (lane_bin < BINS) {
@@ -126,21 +127,20 @@ void main() {
       s_subgroup_bins[s * BINS + lane_bin] = tile_total;
       tile_total += count;
     }
-    s_bin_start[lane_bin] = tile_total;
+    s_bin_total[lane_bin] = tile_total;
   }
   barrier();  // bin totals visible to every per-bin thread
   uint tile_start = 0u;
   if (lane_bin < BINS) {
     uint digit_base = 0u;
     for (uint b = 0u; b < lane_bin; ++b) {
-      tile_start += s_bin_start[b];
+      tile_start += s_bin_total[b];
       digit_base += s_digit_total[b];
     }
+    s_bin_start[lane_bin] = tile_start;
     s_bin_destination[lane_bin] = digit_base + group_offset - tile_start;
   }
-  barrier();  // every per-bin thread has read the totals before they become starts
-  if (lane_bin < BINS) s_bin_start[lane_bin] = tile_start;
-  barrier();  // starts visible to every thread
+  barrier();  // starts and destinations visible to every thread
 
   // 4. Sort the tile by bin in shared memory.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {

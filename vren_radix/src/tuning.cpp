@@ -32,7 +32,7 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + (with_values ? 0 : 4);
   const uint32_t rank_bytes = 4 * VREN_RADIX_BINS * max_subgroups * (tuning.keys_per_thread + 1);
-  return tile_bytes + rank_bytes + 3 * 4 * VREN_RADIX_BINS;
+  return tile_bytes + rank_bytes + 4 * 4 * VREN_RADIX_BINS;
 }
 
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words) {
