@@ -111,6 +111,10 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   VkResult r = createPipeline(s, info.pipeline_cache, setup, required_subgroup_size, &out.setup);
   if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, count, required_subgroup_size, &out.count);
   if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_keys);
+  const TuningConfig pairs = detail::pairsScatterShape(tuning, limits, key_words);
+  scatter.workgroup_size = pairs.workgroup_size;
+  scatter.keys_per_thread = pairs.keys_per_thread;
+  scatter.max_subgroups = std::max(1u, pairs.workgroup_size / limits.min_subgroup_size);
   scatter.value_slots = tile;
   if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_pairs);
   if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, copy, required_subgroup_size, &out.copy);

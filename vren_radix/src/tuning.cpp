@@ -49,4 +49,17 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
   return tuning;
 }
 
+TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words) {
+  // H200, 2^26 uniform u32 pairs: 512x2 for every pass 5.69 ms against 256x4 6.28 ms; the keys
+  // sort is faster at 256x4 (3.90 against 4.65 ms), so only the pairs scatter takes the wider
+  // shape (bench/RESULTS.md, 2026-11-22).
+  if (limits.vendor_id != kVendorNvidia || tuning.keys_per_thread < 2) return tuning;
+  TuningConfig wide{tuning.workgroup_size * 2, tuning.keys_per_thread / 2};
+  const uint32_t max_subgroups = std::max(1u, wide.workgroup_size / std::max(1u, limits.min_subgroup_size));
+  if (wide.workgroup_size > limits.max_workgroup_size ||
+      scatterSharedBytes(wide, max_subgroups, true, key_words) > limits.max_shared_memory)
+    return tuning;
+  return wide;
+}
+
 }  // namespace vren::radix::detail

@@ -23,4 +23,8 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
 // key_words words; tile <= 32768 keys.
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words);
 
+// The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and
+// the internal buffer depend on it), possibly split over more threads.
+TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);
+
 }  // namespace vren::radix::detail
