@@ -47,13 +47,15 @@ uint bits_from(Key key, uint shift) {
 #else
 #define Key uint
 const Key NO_KEY = 0xFFFFFFFFu;
+// Off for u32 keys, which need no map: the pipelines for them skip its per-key work.
+layout(constant_id = VREN_RADIX_SPEC_KEY_MAP) const bool KEY_MAP = true;
 Key load_key(ReadUints keys_buffer, uint i) { return keys_buffer.data[i]; }
 void store_key(WriteUints keys_buffer, uint i, Key key) { keys_buffer.data[i] = key; }
 // Signed and float keys are ordered through a bijection to unsigned order, applied on the fly
 // (i32: flip the sign bit; f32: flip every bit of negatives, the sign bit of the rest): stored
 // keys are never changed, so no pass needs to map them back.
 uint bits_from(Key key, uint shift) {
-  key ^= (uint(int(key) >> 31) & pc.negative_flip) | pc.key_flip;
+  if (KEY_MAP) key ^= (uint(int(key) >> 31) & pc.negative_flip) | pc.key_flip;
   return key >> shift;
 }
 #endif

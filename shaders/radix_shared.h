@@ -13,6 +13,7 @@
 #define VREN_RADIX_SPEC_MAX_SUBGROUPS 2
 #define VREN_RADIX_SPEC_VALUE_SLOTS 3
 #define VREN_RADIX_SPEC_COUNT_TILES 4  // tiles counted by one count workgroup
+#define VREN_RADIX_SPEC_KEY_MAP 5      // 32-bit keys: apply the push constants' order map
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
 // counts, digit-major: counts[bin * num_tiles + tile], then the same summed over each count

@@ -38,6 +38,10 @@ struct KeyPipelines {
   VkPipeline count = VK_NULL_HANDLE;
   VkPipeline scatter_keys = VK_NULL_HANDLE;
   VkPipeline scatter_pairs = VK_NULL_HANDLE;
+  // 32-bit keys: the same passes with the signed / float order map (the ones above go without).
+  VkPipeline count_mapped = VK_NULL_HANDLE;
+  VkPipeline scatter_keys_mapped = VK_NULL_HANDLE;
+  VkPipeline scatter_pairs_mapped = VK_NULL_HANDLE;
   VkPipeline copy = VK_NULL_HANDLE;
 };
 
@@ -71,18 +75,19 @@ struct PipelineSpec {
   uint32_t keys_per_thread;
   uint32_t max_subgroups;
   uint32_t value_slots;
+  bool key_map = false;
 };
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
   const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups, spec.value_slots,
-                             kCountTiles};
+                             kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE};
   const VkSpecializationMapEntry entries[] = {
-      {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4},  {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
-      {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},   {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
-      {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},
+      {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
+      {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},  {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
+      {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},   {VREN_RADIX_SPEC_KEY_MAP, 20, 4},
   };
-  const VkSpecializationInfo specialization{5, entries, sizeof(values), values};
+  const VkSpecializationInfo specialization{6, entries, sizeof(values), values};
   // The single-thread setup pass cannot be a full subgroup; it uses no subgroup operations.
   const bool single_thread = spec.code == vren_radix_setup_spv;
   return detail::createComputePipeline(
@@ -99,7 +104,7 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   const bool wide = key_words == 2;
   const PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), tuning.workgroup_size,
                            tuning.keys_per_thread, 1, 1};
-  const PipelineSpec count{wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
+  PipelineSpec count{wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
                            wide ? sizeof(vren_radix_count_u64_spv) : sizeof(vren_radix_count_spv),
                            tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
   PipelineSpec scatter{wide ? vren_radix_scatter_u64_spv : vren_radix_scatter_spv,
@@ -118,11 +123,23 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   scatter.value_slots = tile;
   if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_pairs);
   if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, copy, required_subgroup_size, &out.copy);
+  if (wide) return r;
+  count.key_map = scatter.key_map = true;
+  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, count, required_subgroup_size, &out.count_mapped);
+  if (r == VK_SUCCESS)
+    r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_pairs_mapped);
+  scatter.workgroup_size = tuning.workgroup_size;
+  scatter.keys_per_thread = tuning.keys_per_thread;
+  scatter.max_subgroups = max_subgroups;
+  scatter.value_slots = 1;
+  if (r == VK_SUCCESS)
+    r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_keys_mapped);
   return r;
 }
 
 void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
-  for (VkPipeline pipeline : {p.setup, p.count, p.scatter_keys, p.scatter_pairs, p.copy})
+  for (VkPipeline pipeline : {p.setup, p.count, p.scatter_keys, p.scatter_pairs, p.copy, p.count_mapped,
+                              p.scatter_keys_mapped, p.scatter_pairs_mapped})
     if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   p = {};
 }
@@ -394,7 +411,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0);
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
 
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.count);
+    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, signed_order ? p.count_mapped : p.count);
     s->fn.cmdDispatchIndirect(cmd, internal, count_grid);
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
@@ -404,7 +421,9 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, with_values ? p.scatter_pairs : p.scatter_keys);
+    const VkPipeline scatter = with_values ? (signed_order ? p.scatter_pairs_mapped : p.scatter_pairs)
+                                           : (signed_order ? p.scatter_keys_mapped : p.scatter_keys);
+    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, scatter);
     s->fn.cmdDispatchIndirect(cmd, internal, grid);
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
