@@ -2,15 +2,20 @@
 // 3840 x 2160, for three variants: conflict resolution and container order ("both"),
 // resolution only ("resolution"), neither ("neither").
 //
-// GPU time comes from Vulkan timestamps around the recorded pass (Context::submit); the counter
-// is cleared in a submission of its own, outside the timed region. Each case is verified once
-// against a CPU check (every pixel with work exactly once, inside its tile's range) before it is
-// timed. Reported per case: the manual time (mean of the run), median_us (median of the run's
-// passes), pixels per second, and mixed_pct, the share of containers holding more than one key.
-// For a median over runs, add --benchmark_repetitions=N.
+// GPU time comes from Vulkan timestamps around each pass (TilePackInfo::timestamp_pool). A run
+// records all its passes into one submission, each behind its own counter clear and barrier
+// (outside its timestamps), after a discarded warm-up submission of the same: the GPU works
+// back to back and keeps its clocks up, where one submission and one host wait per pass left it
+// idle most of the time (and, after the CPU check of a large screen, idle long enough to clock
+// down: that made the 3840 x 2160 runs slow and noisy). Each case is verified once against a
+// CPU check (every pixel with work exactly once, inside its tile's range) before it is timed.
+// Reported per case: the manual time (mean of the run), median_us (median of the run's passes),
+// pixels per second, and mixed_pct, the share of containers holding more than one key. For a
+// median over runs, add --benchmark_repetitions=N.
 //
 // Flags, besides Google Benchmark's:
-//   --device=N   the Vulkan device, numbered as by `vren-radix info`
+//   --device=N     the Vulkan device, numbered as by `vren-radix info`
+//   --workgroup=N  TilePackerCreateInfo::workgroup_size (0, the default, lets the packer choose)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -88,7 +93,10 @@ void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags 
 class Bench {
  public:
   Bench(Context& ctx, const TilePacker* packer) : ctx_(ctx), packer_(packer) {}
-  ~Bench() { release(); }
+  ~Bench() {
+    release();
+    if (queries_) vkDestroyQueryPool(ctx_.vkDevice(), queries_, nullptr);
+  }
 
   bool prepare(uint32_t width, uint32_t height, std::string* error) {
     if (width == width_ && height == height_) return true;
@@ -142,6 +150,42 @@ class Bench {
         },
         error);
     return cleared && ctx_.submit([&](VkCommandBuffer cmd) { cmdPackTiles(packer_, cmd, info); }, error, gpu_ms);
+  }
+
+  // Records `passes` packs into one submission, each after its own counter clear, and returns
+  // each pass's GPU time from its own pair of timestamps.
+  bool timePasses(TilePackInfo info, uint32_t passes, std::vector<double>* us, std::string* error) {
+    if (!ensureQueries(2 * passes, error)) return false;
+    info.timestamp_pool = queries_;
+    const bool ran = ctx_.submit(
+        [&](VkCommandBuffer cmd) {
+          vkCmdResetQueryPool(cmd, queries_, 0, 2 * passes);
+          for (uint32_t i = 0; i < passes; ++i) {
+            // The previous pass ends before the clear (which also orders its output writes
+            // before this pass's), and the clear before this pass: both barriers lie outside
+            // this pass's timestamps.
+            barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+            vkCmdFillBuffer(cmd, counter_.buffer, 0, 4, 0);
+            barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            info.first_query = 2 * i;
+            cmdPackTiles(packer_, cmd, info);
+          }
+        },
+        error);
+    if (!ran) return false;
+    std::vector<uint64_t> ticks(2 * passes);
+    const VkResult got = vkGetQueryPoolResults(ctx_.vkDevice(), queries_, 0, 2 * passes, ticks.size() * 8, ticks.data(),
+                                               8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (got != VK_SUCCESS) {
+      *error = "Reading the timestamps failed (VkResult " + std::to_string(static_cast<int>(got)) + ").";
+      return false;
+    }
+    us->resize(passes);
+    for (uint32_t i = 0; i < passes; ++i)
+      (*us)[i] = static_cast<double>(ticks[2 * i + 1] - ticks[2 * i]) * ctx_.device().timestamp_period_ns * 1e-3;
+    return true;
   }
 
   // Packs once with the container output, reads everything back and checks it. Returns the
@@ -200,6 +244,7 @@ class Bench {
   }
 
   uint64_t pixels() const { return keys_.size(); }
+  bool timestamps() const { return ctx_.device().timestamp_period_ns > 0; }
   uint32_t distinctKeysPerTile() const {
     const uint32_t t = getTilePackerProperties(packer_).tile_size;
     uint64_t total = 0;
@@ -216,6 +261,23 @@ class Bench {
   }
 
  private:
+  bool ensureQueries(uint32_t count, std::string* error) {
+    if (count <= query_capacity_) return true;
+    if (queries_) vkDestroyQueryPool(ctx_.vkDevice(), queries_, nullptr);
+    queries_ = VK_NULL_HANDLE;
+    query_capacity_ = 0;
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = count;
+    if (vkCreateQueryPool(ctx_.vkDevice(), &qi, nullptr, &queries_) != VK_SUCCESS) {
+      queries_ = VK_NULL_HANDLE;
+      *error = "Creating a timestamp query pool failed.";
+      return false;
+    }
+    query_capacity_ = count;
+    return true;
+  }
+
   void release() {
     for (GpuBuffer* b : {&keys_buffer_, &counter_, &pixels_, &ranges_, &containers_, &staging_})
       if (b->buffer) ctx_.destroyBuffer(b);
@@ -228,6 +290,8 @@ class Bench {
   std::vector<uint32_t> keys_;
   TileMemoryRequirements req_{};
   GpuBuffer keys_buffer_, counter_, pixels_, ranges_, containers_, staging_;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  uint32_t query_capacity_ = 0;
 };
 
 double median(std::vector<double> v) {
@@ -240,17 +304,17 @@ void benchPack(benchmark::State& state, Bench& bench, const Variant& v, uint32_t
   if (!bench.prepare(width, height, &error)) return state.SkipWithError(error.c_str());
   double mixed_pct = 0;
   if (const std::string why = bench.verify(v, &mixed_pct); !why.empty()) return state.SkipWithError(why.c_str());
+  if (!bench.timestamps()) return state.SkipWithError("The device's queue has no timestamps.");
   const TilePackInfo info = bench.info(v, false);
-  double ms = 0;
-  if (!bench.pack(info, &ms, &error)) return state.SkipWithError(error.c_str());  // warm-up
+  // Iterations() fixes the count, so the passes can be timed before the loop, in one submission.
+  const uint32_t passes = static_cast<uint32_t>(state.max_iterations);
   std::vector<double> samples;
-  for (auto _ : state) {
-    if (!bench.pack(info, &ms, &error)) return state.SkipWithError(error.c_str());
-    state.SetIterationTime(ms * 1e-3);
-    samples.push_back(ms);
-  }
+  if (!bench.timePasses(info, passes, &samples, &error)) return state.SkipWithError(error.c_str());  // warm-up
+  if (!bench.timePasses(info, passes, &samples, &error)) return state.SkipWithError(error.c_str());
+  size_t i = 0;
+  for (auto _ : state) state.SetIterationTime(samples[i++ % samples.size()] * 1e-6);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bench.pixels()));
-  state.counters["median_us"] = median(samples) * 1e3;
+  state.counters["median_us"] = median(samples);
   state.counters["mixed_pct"] = mixed_pct;
   state.counters["keys_per_tile"] = bench.distinctKeysPerTile();
 }
@@ -259,9 +323,12 @@ void benchPack(benchmark::State& state, Bench& bench, const Variant& v, uint32_t
 
 int main(int argc, char** argv) {
   ContextOptions options;
+  uint32_t workgroup_size = 0;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--device=", 9) == 0) options.device_index = std::atoi(argv[i] + 9);
+    else if (std::strncmp(argv[i], "--workgroup=", 12) == 0)
+      workgroup_size = static_cast<uint32_t>(std::atoi(argv[i] + 12));
     else argv[kept++] = argv[i];
   }
   argc = kept;
@@ -281,6 +348,7 @@ int main(int argc, char** argv) {
   ci.get_instance_proc_addr = vkGetInstanceProcAddr;
   ci.get_device_proc_addr = vkGetDeviceProcAddr;
   ci.subgroup_size_control_enabled = ctx->subgroupSizeControlEnabled();
+  ci.workgroup_size = workgroup_size;
   TilePacker* raw = nullptr;
   if (createTilePacker(ci, &raw, &error) != VK_SUCCESS) {
     std::fprintf(stderr, "vren_radix_bench_tiles: %s\n", error.c_str());

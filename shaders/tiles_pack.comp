@@ -4,62 +4,88 @@
 //
 // Algorithm (after the tile-local material/light binning used by deferred and visibility-buffer
 // renderers; here at any subgroup size):
+// - A thread owns quads: 4 horizontally adjacent pixels, read with one 16-byte load where the
+//   keys allow it. Quads are numbered in a Morton-like order (2 rows first, then x and y bits
+//   alternately), so a subgroup covers a compact block (16 x 8 pixels at 32 lanes).
 // - A pixel's key (0: no work) falls into container home = hash(key) % CONTAINERS, with a 32-bit
 //   integer hash that keeps hash(0) = 0 (lowbias32, C. Wellons, "Prospecting for hash functions").
 // - Conflict resolution (flag): a container remembers the first key that claims it
 //   (compare-and-swap on s_owner); a different key probes the next pc.probes containers and
 //   shares its home container only when all of them belong to other keys. Owners never change
-//   and every pixel of a key walks the same probe sequence, so a key's pixels always meet in one
+//   and every claim of a key walks the same probe sequence, so a key's pixels always meet in one
 //   container.
-// - A shared atomic counts each pixel into its container; its result is the pixel's rank there.
-// - Container offsets inside the tile come from an exclusive scan: over the container sizes in
-//   container order, or (container ordering, flag) over size classes: a one-digit radix sort of
-//   the containers by clamped size, containers whose size is a multiple of ALIGNMENT first, then
-//   by decreasing size. Inside a class, containers take their place with a shared atomic.
+// - A subgroup finds its distinct keys one at a time, smallest first (subgroupMin); each pixel's
+//   rank among the subgroup's pixels of its key comes from ballot bit counts (position inside
+//   the quad, then lane), with no shared memory. Round r's key and pixel count go to lane r.
+//   Then lanes 0..rounds-1 claim their keys' containers and reserve each key's run with one
+//   shared atomic, all at once: a subgroup waits for one claim and one atomic, however many keys
+//   it holds, and the work follows the number of distinct keys, not the number of pixels. A
+//   pixel fetches its key's run from that key's lane (subgroupShuffle). After
+//   min(MATCH_ROUNDS, subgroup size) keys, the remaining pixels claim and count one by one.
+// - Container offsets inside the tile come from an exclusive scan by one subgroup: over the
+//   container sizes in container order, or (container ordering, flag) over size classes, a
+//   counting sort of the containers by clamped size: containers whose size is a multiple of
+//   ALIGNMENT first, then by decreasing size. Inside a class, containers take their place with a
+//   shared atomic; a pixel finds its container's place as class start + place in class.
 // - One global atomic per tile reserves the tile's output range, rounded up to ALIGNMENT; the
-//   slots past the tile's pixels get VREN_RADIX_TILES_PADDING.
-// Pixels are visited in Morton order inside the tile, so a subgroup covers a compact block and
-// ranks inside a container roughly follow Morton order. A subgroup whose pixels all share one key
-// (a large surface) claims and counts once for all its lanes.
+//   slots past the tile's pixels get VREN_RADIX_TILES_PADDING. The tile's pixel count is known
+//   once the last subgroup's keys are in: that subgroup issues the atomic before its count
+//   phase, so the round trip to L2 hides behind the count and the offsets.
 //
 // Config (specialization constants): WORKGROUP_SIZE threads, TILE_SIZE^2 pixels per tile,
-// PIXELS_PER_THREAD = ceil(TILE_SIZE^2 / WORKGROUP_SIZE), CONTAINERS (<= 1024),
-// CONTAINERS_PER_THREAD = ceil(CONTAINERS / WORKGROUP_SIZE), SCAN_ITEMS = ceil(max(CONTAINERS,
-// SIZE_CLASSES) / WORKGROUP_SIZE), MAX_SUBGROUPS, ALIGNMENT (a power of two).
+// QUADS_PER_THREAD = ceil(TILE_SIZE^2 / 4 / WORKGROUP_SIZE), CONTAINERS (<= 1024), ALIGNMENT (a
+// power of two). The dispatch has one workgroup per tile.
 //
-// Shared memory (bytes), C = CONTAINERS, S = MAX_SUBGROUPS:
+// Shared memory (bytes), C = CONTAINERS:
 //   s_owner         4 C    key that claimed each container (0: free)
 //   s_count         4 C    pixels per container
-//   s_offset        4 C    start of each container inside the tile
-//   s_class         512    size-class totals, then their running starts
-//   s_subgroup_sum  4 S    scan: per-subgroup totals
-//   s_total, s_base 8      pixels with work in the tile; the tile's first output slot
+//   s_offset        4 C    each container's place: (size class << 16) | start inside its class
+//   s_class         512    size-class totals, then their starts inside the tile (unordered: one
+//                          class, starting at 0)
+//   s_total         4      (subgroups counted << TOTAL_BITS) | pixels with work in the tile
+//   s_base          4      the tile's first output slot
+//
+// Barriers: containers cleared; containers counted; offsets and base final (three).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 
 #include "tiles_shared.h"
 
 layout(local_size_x_id = VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_TILES_SPEC_TILE_SIZE) const uint TILE_SIZE = 64;
-layout(constant_id = VREN_RADIX_TILES_SPEC_PIXELS_PER_THREAD) const uint PIXELS_PER_THREAD = 16;
+layout(constant_id = VREN_RADIX_TILES_SPEC_QUADS_PER_THREAD) const uint QUADS_PER_THREAD = 1;
 layout(constant_id = VREN_RADIX_TILES_SPEC_CONTAINERS) const uint CONTAINERS = 127;
-layout(constant_id = VREN_RADIX_TILES_SPEC_CONTAINERS_PER_THREAD) const uint CONTAINERS_PER_THREAD = 1;
-layout(constant_id = VREN_RADIX_TILES_SPEC_SCAN_ITEMS) const uint SCAN_ITEMS = 1;
-layout(constant_id = VREN_RADIX_TILES_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 layout(constant_id = VREN_RADIX_TILES_SPEC_ALIGNMENT) const uint ALIGNMENT = 32;
 
-const uint TILE_PIXELS = TILE_SIZE * TILE_SIZE;
+const uint TILE_QUADS = TILE_SIZE * TILE_SIZE / 4u;
 const uint SIZE_CLASSES = VREN_RADIX_TILES_SIZE_CLASSES;
 const uint NO_PIXEL = 0xFFFFFFFFu;  // slot value of a pixel without work
+// s_total packs the pixels with work (at most 128^2 < 2^20) under the subgroups counted so far
+// (at most 1024 < 2^12).
+const uint TOTAL_BITS = 20u;
+const uint TOTAL_MASK = (1u << TOTAL_BITS) - 1u;
+// Distinct keys a subgroup takes together per quad before the rest go pixel by pixel (fewer on
+// subgroups narrower than this: lane r holds round r's key). At 32 lanes (16 x 8 pixels),
+// bench_tiles.cpp's meshlet screens have 3.2 on average, 8 or fewer in 98.5 % of blocks and 16
+// or fewer in all. A round is a handful of subgroup operations, while the pixel-by-pixel path
+// makes the lanes of one key contend for one shared address: with 8 rounds, 1.5 % of subgroups
+// (about a third of the tiles: 32 subgroups each) took it. Noise has up to 128 keys per block;
+// there the pixel-by-pixel path is the cheaper one, as its lanes rarely contend.
+const uint MATCH_ROUNDS = 16u;
+
+// The keys as quads: only where pc.flags has VREN_RADIX_TILES_FLAG_KEY_QUADS (16-byte aligned
+// keys, width a multiple of 4), so that a quad is one aligned 16-byte load.
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer TileKeyQuads { uvec4 data[]; };
 
 shared uint s_owner[CONTAINERS];
 shared uint s_count[CONTAINERS];
 shared uint s_offset[CONTAINERS];
 shared uint s_class[SIZE_CLASSES];
-shared uint s_subgroup_sum[MAX_SUBGROUPS];
 shared uint s_total;
 shared uint s_base;
 
@@ -82,10 +108,10 @@ uint compact_bits(uint v) {
   return v;
 }
 
-// Pixel of this thread's k-th Morton index, relative to the tile's corner.
-uvec2 tile_pixel(uint k) {
-  const uint i = k * gl_WorkGroupSize.x + gl_LocalInvocationIndex;
-  return uvec2(compact_bits(i), compact_bits(i >> 1u));
+// Left pixel of the quad with index q, relative to the tile's corner. Bits of q, lowest first:
+// y0 y1, then x0 y2 x1 y3 ...: quads are 4 x 1 pixels, so two rows first keep blocks square.
+uvec2 quad_pixel(uint q) {
+  return uvec2(compact_bits(q >> 2u) * 4u, (q & 3u) | (compact_bits(q >> 3u) << 2u));
 }
 
 uint align_up(uint n) {
@@ -109,129 +135,212 @@ uint claim_container(uint key) {
   return home;
 }
 
-// Exclusive scan, in workgroup order, of s_class (ordered) or of s_count into s_offset.
-// Each thread owns SCAN_ITEMS consecutive entries; subgroups are ranked by gl_SubgroupID, so any
-// subgroup size works. Reads entries written before the caller's last barrier.
-void scan_offsets(bool ordered) {
-  const uint entries = ordered ? SIZE_CLASSES : CONTAINERS;
-  const uint first = (gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID) * SCAN_ITEMS;
-  uint values[SCAN_ITEMS];
-  uint sum = 0u;
-  [[unroll]] for (uint i = 0u; i < SCAN_ITEMS; ++i) {
-    const uint e = first + i;
-    values[i] = e < entries ? (ordered ? s_class[e] : s_count[e]) : 0u;
-    sum += values[i];
-  }
-  uint running = subgroupExclusiveAdd(sum);
-  const uint subgroup_total = subgroupAdd(sum);
-  if (subgroupElect()) s_subgroup_sum[gl_SubgroupID] = subgroup_total;
-  barrier();  // every subgroup's total is visible to the later subgroups
-  for (uint s = 0u; s < gl_SubgroupID; ++s) running += s_subgroup_sum[s];
-  [[unroll]] for (uint i = 0u; i < SCAN_ITEMS; ++i) {
-    const uint e = first + i;
-    if (e < entries) {
-      if (ordered) s_class[e] = running;
-      else s_offset[e] = running;
+// Bits 0..3: the quad's pixels whose key is `key`.
+uint quad_matches(uvec4 keys, uint key) {
+  const bvec4 equal_keys = equal(keys, uvec4(key));
+  return (equal_keys.x ? 1u : 0u) | (equal_keys.y ? 2u : 0u) | (equal_keys.z ? 4u : 0u) | (equal_keys.w ? 8u : 0u);
+}
+
+// The smallest key among the quad's pixels in `pending` (0xFFFFFFFF if none).
+uint least_pending(uvec4 keys, uint pending) {
+  const uint none = 0xFFFFFFFFu;
+  return min(min((pending & 1u) != 0u ? keys.x : none, (pending & 2u) != 0u ? keys.y : none),
+             min((pending & 4u) != 0u ? keys.z : none, (pending & 8u) != 0u ? keys.w : none));
+}
+
+// Each container with pixels takes its place inside its size class: s_offset gets (class << 16)
+// | start inside the class, and the class totals in s_class add up. By the calling subgroup
+// alone (lanes counted as in subgroup_scan_offsets); the container sizes are final.
+void place_in_classes() {
+  const uvec4 everyone = subgroupBallot(true);
+  const uint lanes = subgroupBallotBitCount(everyone);
+  for (uint c = subgroupBallotExclusiveBitCount(everyone); c < CONTAINERS; c += lanes) {
+    const uint size = s_count[c];
+    if (size != 0u) {
+      const uint size_cls = size_class(size);
+      s_offset[c] = (size_cls << 16u) | atomicAdd(s_class[size_cls], size);
     }
-    running += values[i];
+  }
+}
+
+// Exclusive scan of the size classes (in place) or of the container sizes (into s_offset, all
+// in class 0), by the calling subgroup alone: each lane sums a run of consecutive entries. Lanes
+// are counted from a ballot, so a partial subgroup works too. Reads entries written before the
+// caller's last barrier.
+void subgroup_scan_offsets(bool classes) {
+  const uint entries = classes ? SIZE_CLASSES : CONTAINERS;
+  const uvec4 everyone = subgroupBallot(true);
+  const uint lanes = subgroupBallotBitCount(everyone);
+  const uint per_lane = (entries + lanes - 1u) / lanes;
+  const uint first = min(subgroupBallotExclusiveBitCount(everyone) * per_lane, entries);
+  const uint end = min(first + per_lane, entries);
+  uint sum = 0u;
+  for (uint e = first; e < end; ++e) sum += classes ? s_class[e] : s_count[e];
+  uint running = subgroupExclusiveAdd(sum);
+  for (uint e = first; e < end; ++e) {
+    if (classes) {
+      const uint size = s_class[e];
+      s_class[e] = running;
+      running += size;
+    } else {
+      s_offset[e] = running;
+      running += s_count[e];
+    }
   }
 }
 
 void main() {
-  const uvec2 corner = gl_WorkGroupID.xy * TILE_SIZE;
-  const uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
   const uint thread = gl_LocalInvocationIndex;
   const bool ordered = (pc.flags & VREN_RADIX_TILES_FLAG_ORDER_CONTAINERS) != 0u;
+  const uvec2 corner = gl_WorkGroupID.xy * TILE_SIZE;
+  const uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
 
-  // 1. Load this thread's keys; pixels outside the screen (or the tile) have no work.
-  uint keys[PIXELS_PER_THREAD];
-  [[unroll]] for (uint k = 0u; k < PIXELS_PER_THREAD; ++k) {
-    const uvec2 p = corner + tile_pixel(k);
-    const bool inside = k * gl_WorkGroupSize.x + thread < TILE_PIXELS && p.x < pc.width && p.y < pc.height;
-    keys[k] = inside ? pc.keys.data[p.y * pc.width + p.x] : 0u;
+  // 1. Load the quads. Pixels outside the screen (or the tile) have no work.
+  uvec4 keys[QUADS_PER_THREAD];
+  [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
+    const uint quad = k * gl_WorkGroupSize.x + thread;
+    const uvec2 p = corner + quad_pixel(quad);
+    const bool inside = quad < TILE_QUADS && p.y < pc.height && p.x < pc.width;
+    const uint at = p.y * pc.width + p.x;
+    keys[k] = uvec4(0u);
+    if ((pc.flags & VREN_RADIX_TILES_FLAG_KEY_QUADS) != 0u) {
+      // The width is a multiple of 4: a quad lies wholly inside the screen or wholly outside.
+      if (inside) keys[k] = TileKeyQuads(pc.keys).data[at >> 2u];
+    } else if (inside) {
+      [[unroll]] for (uint j = 0u; j < 4u; ++j)
+        if (p.x + j < pc.width) keys[k][j] = pc.keys.data[at + j];
+    }
   }
 
-  // 2. Clear the containers and size classes (while the loads are in flight).
+  // 2. Clear the containers, the size classes and the tile's total (while the loads are in flight).
   for (uint c = thread; c < CONTAINERS; c += gl_WorkGroupSize.x) {
     s_owner[c] = 0u;
     s_count[c] = 0u;
   }
   for (uint c = thread; c < SIZE_CLASSES; c += gl_WorkGroupSize.x) s_class[c] = 0u;
   if (thread == 0u) s_total = 0u;
-  barrier();  // containers are clear before any pixel claims or counts
+  barrier();  // containers and the total are clear before any subgroup adds to them
 
-  // 3. Claim a container per pixel and count the pixel into it; its slot records container and
-  //    rank. A subgroup with one key throughout claims and counts once for all its lanes.
-  uint slots[PIXELS_PER_THREAD];
+  // 3. Each subgroup adds its pixels with work to the tile's total, and counts itself in the same
+  //    atomic. The last subgroup to do so knows the total, and reserves the tile's output range
+  //    at once: the atomic travels to L2 and back during the count phase (its result is first
+  //    needed before the last barrier), and no barrier waits for the slowest subgroup's keys.
   uint work = 0u;
-  [[unroll]] for (uint k = 0u; k < PIXELS_PER_THREAD; ++k) {
-    const uint key = keys[k];
-    slots[k] = NO_PIXEL;
-    if (subgroupMin(key) == subgroupMax(key)) {
-      if (key != 0u) {
-        const uint lanes = subgroupAdd(1u);
-        uint first = 0u;
-        if (subgroupElect()) {
-          const uint container = claim_container(key);
-          first = (container << 16u) | atomicAdd(s_count[container], lanes);
-        }
-        slots[k] = subgroupMax(first) + subgroupExclusiveAdd(1u);
-      }
-    } else if (key != 0u) {
-      const uint container = claim_container(key);
-      slots[k] = (container << 16u) | atomicAdd(s_count[container], 1u);
-    }
-    work += key != 0u ? 1u : 0u;
-  }
+  [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) work += bitCount(~quad_matches(keys[k], 0u) & 0xFu);
   work = subgroupAdd(work);
-  if (subgroupElect() && work != 0u) atomicAdd(s_total, work);
-  barrier();  // container sizes and the tile's total are final
-
-  // 4. Reserve the tile's output range. The result is first needed at the end of step 5, so the
-  //    atomic's latency hides behind the offsets.
-  const uint total = s_total;
-  uint base = 0u;
-  if (thread == 0u) base = atomicAdd(pc.counter.value, align_up(total));
-
-  // 5. Container offsets inside the tile.
-  uint sizes[CONTAINERS_PER_THREAD];
-  [[unroll]] for (uint j = 0u; j < CONTAINERS_PER_THREAD; ++j) {
-    const uint c = j * gl_WorkGroupSize.x + thread;
-    sizes[j] = c < CONTAINERS ? s_count[c] : 0u;
-  }
-  if (ordered) {
-    // 5a. Total size per size class.
-    [[unroll]] for (uint j = 0u; j < CONTAINERS_PER_THREAD; ++j)
-      if (sizes[j] != 0u) atomicAdd(s_class[size_class(sizes[j])], sizes[j]);
-    barrier();  // size-class totals are final before the scan reads them
-  }
-  // 5b. Exclusive scan: of the class totals (ordered) or of the container sizes.
-  scan_offsets(ordered);
-  if (ordered) {
-    barrier();  // class starts are final before containers take their places
-    // 5c. Each container takes its place inside its class.
-    [[unroll]] for (uint j = 0u; j < CONTAINERS_PER_THREAD; ++j) {
-      if (sizes[j] != 0u) s_offset[j * gl_WorkGroupSize.x + thread] = atomicAdd(s_class[size_class(sizes[j])], sizes[j]);
+  bool reserved = false;  // this lane issued the reservation ...
+  uint base = 0u;         // ... whose result is the tile's first slot
+  if (subgroupElect()) {
+    const uint before = atomicAdd(s_total, (1u << TOTAL_BITS) | work);
+    if ((before >> TOTAL_BITS) + 1u == gl_NumSubgroups) {
+      reserved = true;
+      base = atomicAdd(pc.counter.value, align_up((before & TOTAL_MASK) + work));
     }
   }
-  if (thread == 0u) {
+
+  // 4. Per quad, the subgroup finds its distinct keys one round at a time and ranks each pixel
+  //    among the subgroup's pixels of its key; lane r keeps round r's key and pixel count. Then
+  //    those lanes claim their containers and reserve the runs together, and each pixel records
+  //    its slot: (container << 16) | rank. No more rounds than lanes, as lane r holds round r's
+  //    key (a workgroup smaller than a subgroup fills lanes 0.. of a partial one).
+  const uint max_rounds = min(MATCH_ROUNDS, subgroupBallotBitCount(subgroupBallot(true)));
+  uvec4 slots[QUADS_PER_THREAD];
+  [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
+    const uvec4 quad = keys[k];
+    uint pending = ~quad_matches(quad, 0u) & 0xFu;  // pixels with work, not yet ranked
+    // Until the runs are known, a ranked pixel's slot holds (round << 16) | rank: the slots are
+    // the only per-pixel registers of the phase.
+    slots[k] = uvec4(NO_PIXEL);
+    uint lane_key = 0u;    // round gl_SubgroupInvocationID's key ...
+    uint lane_count = 0u;  // ... and the subgroup's pixels of it
+    uint rounds = 0u;
+    // Not unrolled: most subgroups leave after a few rounds, and MATCH_ROUNDS copies would only
+    // grow the code.
+    [[dont_unroll]] for (; rounds < max_rounds; ++rounds) {
+      // The loop ends when no lane has a pixel pending: the least key is then "none", which a
+      // real key 0xFFFFFFFF can also be, so only then does a ballot decide. Either way the
+      // condition is uniform, and the loop stays in uniform control flow for the ballots.
+      const uint key = subgroupMin(least_pending(quad, pending));
+      if (key == 0xFFFFFFFFu && subgroupBallot(pending != 0u) == uvec4(0u)) break;
+      const uint matches = quad_matches(quad, key) & pending;
+      pending &= ~matches;
+      // Ranks inside the key's run: pixel position first, then lane, so that each of the stores
+      // in step 7 writes consecutive slots from consecutive lanes.
+      uint count = 0u;
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+        const bool mine = (matches & (1u << j)) != 0u;
+        const uvec4 lanes = subgroupBallot(mine);
+        if (mine) slots[k][j] = (rounds << 16u) | (count + subgroupBallotExclusiveBitCount(lanes));
+        count += subgroupBallotBitCount(lanes);
+      }
+      if (gl_SubgroupInvocationID == rounds) {
+        lane_key = key;
+        lane_count = count;
+      }
+    }
+    // One claim and one atomic per key, every key of the quad round in parallel.
+    uint run = 0u;
+    if (gl_SubgroupInvocationID < rounds) {
+      const uint container = claim_container(lane_key);
+      run = (container << 16u) | atomicAdd(s_count[container], lane_count);
+    }
+    // Shuffles in uniform control flow: every lane reads, pixels without a round drop the value.
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      const uint ranked = slots[k][j];
+      const uint key_run = subgroupShuffle(run, ranked == NO_PIXEL ? 0u : ranked >> 16u);
+      if (ranked != NO_PIXEL) slots[k][j] = key_run + (ranked & 0xFFFFu);
+    }
+    // Keys left after the rounds (a subgroup over noise-like keys, where few lanes share one):
+    // pixel by pixel, each with its own atomic, so that the cost stays bounded.
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      if ((pending & (1u << j)) != 0u) {
+        const uint container = claim_container(quad[j]);
+        slots[k][j] = (container << 16u) | atomicAdd(s_count[container], 1u);
+      }
+    }
+  }
+  barrier();  // container sizes are final
+
+  // 5. Container offsets inside the tile, by one subgroup: (ordered) the containers take their
+  //    places in their size classes, then the classes or the container sizes are scanned. Every
+  //    other subgroup waits at the next barrier anyway, and one subgroup needs no workgroup
+  //    barrier between the two steps.
+  if (gl_SubgroupID == 0u) {
+    if (ordered) {
+      place_in_classes();
+      subgroupBarrier();  // the class totals are final before the scan reads them
+    }
+    subgroup_scan_offsets(ordered);
+  }
+  // 6. The lane that reserved the tile's range (step 3) publishes it; only here does it wait
+  //    for the atomic's result. Every subgroup added to s_total before the count barrier, so
+  //    the total is read again rather than kept in a register through the count phase.
+  const uint total = s_total & TOTAL_MASK;
+  if (reserved) {
     s_base = base;
     pc.tile_ranges.data[2u * tile] = base;
     pc.tile_ranges.data[2u * tile + 1u] = total;
   }
   barrier();  // offsets and the tile's base are visible to every pixel
 
-  // 6. Write each pixel's coordinates to its place, then pad the range to the alignment.
+  // 7. Write each pixel's coordinates to its place, then pad the range to the alignment.
   base = s_base;
   const bool with_containers = (pc.flags & VREN_RADIX_TILES_FLAG_WRITE_CONTAINERS) != 0u;
-  [[unroll]] for (uint k = 0u; k < PIXELS_PER_THREAD; ++k) {
-    if (slots[k] != NO_PIXEL) {
-      const uint container = slots[k] >> 16u;
-      const uint destination = base + s_offset[container] + (slots[k] & 0xFFFFu);
-      const uvec2 p = corner + tile_pixel(k);
-      if (destination < pc.pixel_capacity) {
-        pc.pixels.data[destination] = (p.y << 16u) | p.x;
-        if (with_containers) pc.containers.data[destination] = container;
+  [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
+    // Recomputed rather than kept from step 1: a few ALU operations against a register per quad
+    // held across every barrier.
+    const uvec2 p = corner + quad_pixel(k * gl_WorkGroupSize.x + thread);
+    const uint origin = (p.y << 16u) | p.x;  // the quad's left pixel, as an output value
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      const uint slot = slots[k][j];
+      if (slot != NO_PIXEL) {
+        const uint container = slot >> 16u;
+        const uint place = s_offset[container];
+        const uint destination = base + s_class[place >> 16u] + (place & 0xFFFFu) + (slot & 0xFFFFu);
+        if (destination < pc.pixel_capacity) {
+          pc.pixels.data[destination] = origin + j;
+          if (with_containers) pc.containers.data[destination] = container;
+        }
       }
     }
   }

@@ -7,12 +7,9 @@
 // Specialization-constant IDs.
 #define VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE 0
 #define VREN_RADIX_TILES_SPEC_TILE_SIZE 1
-#define VREN_RADIX_TILES_SPEC_PIXELS_PER_THREAD 2
+#define VREN_RADIX_TILES_SPEC_QUADS_PER_THREAD 2
 #define VREN_RADIX_TILES_SPEC_CONTAINERS 3
-#define VREN_RADIX_TILES_SPEC_CONTAINERS_PER_THREAD 4
-#define VREN_RADIX_TILES_SPEC_SCAN_ITEMS 5
-#define VREN_RADIX_TILES_SPEC_MAX_SUBGROUPS 6
-#define VREN_RADIX_TILES_SPEC_ALIGNMENT 7
+#define VREN_RADIX_TILES_SPEC_ALIGNMENT 4
 
 // Size classes of the container order: class 0 holds the containers whose size is a multiple of
 // the alignment, classes 1..127 the others by decreasing size, sizes clamped to 127.
@@ -25,6 +22,9 @@
 #define VREN_RADIX_TILES_FLAG_CONFLICT_RESOLUTION 1u
 #define VREN_RADIX_TILES_FLAG_ORDER_CONTAINERS 2u
 #define VREN_RADIX_TILES_FLAG_WRITE_CONTAINERS 4u
+// The keys start at a 16-byte aligned address and the width is a multiple of 4: each quad of 4
+// horizontally adjacent pixels is one aligned 16-byte load.
+#define VREN_RADIX_TILES_FLAG_KEY_QUADS 8u
 
 #ifdef __cplusplus
 #include <cstddef>

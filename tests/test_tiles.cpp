@@ -1,8 +1,8 @@
 // The tile packer against a CPU model: every pixel with work exactly once inside its own tile's
 // range, one container per key, conflict resolution and container order rules, screen sizes that
-// are not multiples of the tile, several tile sizes / container counts / alignments, poisoned
-// outputs and canaries. Then the `tiles` command's usage errors and outputs. Runs under the
-// validation layer.
+// are not multiples of the tile, several tile sizes / container counts / alignments, keys read a
+// quad at a time or one by one, poisoned outputs and canaries. Then the `tiles` command's usage
+// errors and outputs. Runs under the validation layer.
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -86,12 +86,14 @@ struct PackOptions {
   bool order_containers = true;
   uint32_t probes = 3;
   uint32_t counter_start = 0;
+  uint32_t keys_offset = 0;  // bytes; 16-byte aligned keys of a width divisible by 4 are read a quad at a time
 };
 
 std::string describe(const PackOptions& o) {
   std::ostringstream s;
   s << "resolution " << (o.conflict_resolution ? "on" : "off") << " (probes " << o.probes << "), order "
-    << (o.order_containers ? "on" : "off") << ", counter from " << o.counter_start;
+    << (o.order_containers ? "on" : "off") << ", counter from " << o.counter_start << ", keys at byte "
+    << o.keys_offset;
   return s.str();
 }
 
@@ -108,8 +110,8 @@ void runPack(const TilePacker* p, const Screen& s, const PackOptions& o, PackOut
   Context& ctx = context();
   const TileMemoryRequirements req = getTileMemoryRequirements(p, s.width, s.height);
   const VkDeviceSize key_bytes = std::max<VkDeviceSize>(4, s.keys.size() * 4);
-  const VkDeviceSize sizes[] = {key_bytes, 4, req.pixels_size + VkDeviceSize{o.counter_start} * 4, req.tile_ranges_size,
-                                req.containers_size + VkDeviceSize{o.counter_start} * 4};
+  const VkDeviceSize sizes[] = {key_bytes + o.keys_offset, 4, req.pixels_size + VkDeviceSize{o.counter_start} * 4,
+                                req.tile_ranges_size, req.containers_size + VkDeviceSize{o.counter_start} * 4};
   GpuBuffer buffers[5], staging;
   std::string error;
   for (int i = 0; i < 5; ++i) REQUIRE_MESSAGE(ctx.createBuffer(sizes[i] + kCanaryBytes, req.usage, false, &buffers[i], &error), error);
@@ -121,7 +123,7 @@ void runPack(const TilePacker* p, const Screen& s, const PackOptions& o, PackOut
   TilePackInfo info;
   info.width = s.width;
   info.height = s.height;
-  info.keys = {buffers[0].buffer, 0, sizes[0]};
+  info.keys = {buffers[0].buffer, o.keys_offset, key_bytes};
   info.counter = {buffers[1].buffer, 0, sizes[1]};
   info.pixels = {buffers[2].buffer, 0, sizes[2]};
   info.tile_ranges = {buffers[3].buffer, 0, sizes[3]};
@@ -141,7 +143,7 @@ void runPack(const TilePacker* p, const Screen& s, const PackOptions& o, PackOut
   };
   const bool ok = ctx.submit(
       [&](VkCommandBuffer cmd) {
-        const VkBufferCopy upload{0, 0, key_bytes};
+        const VkBufferCopy upload{0, o.keys_offset, key_bytes};
         vkCmdCopyBuffer(cmd, staging.buffer, buffers[0].buffer, 1, &upload);
         vkCmdFillBuffer(cmd, buffers[1].buffer, 0, 4, o.counter_start);
         for (int i = 2; i < 5; ++i) vkCmdFillBuffer(cmd, buffers[i].buffer, 0, sizes[i], kPoison);
@@ -453,16 +455,30 @@ TEST_CASE_FIXTURE(GpuTest, "tile packing: conflict resolution makes mixed contai
 
 TEST_CASE_FIXTURE(GpuTest, "tile packing: tile sizes, container counts, alignments, workgroup sizes") {
   const PackerConfig configs[] = {
-      {16, 7, 32, 0},      // a tile of 256 pixels; more keys than containers
-      {8, 1, 4, 0},        // one container: every key shares it
-      {32, 1024, 64, 0},   // more containers than threads
-      {128, 127, 32, 0},   // the largest tile
-      {64, 127, 1, 64},    // alignment 1: every container is a multiple
-      {8, 127, 256, 0},    // alignment past the tile's pixels
+      {16, 7, 32, 0},     // a tile of 256 pixels; more keys than containers
+      {8, 1, 4, 0},       // one container: every key shares it
+      {32, 1024, 64, 0},  // more containers than threads
+      {128, 127, 32, 0},  // the largest tile
+      {64, 127, 1, 64},   // alignment 1: every container is a multiple
+      {8, 127, 256, 0},   // alignment past the tile's pixels
+      {16, 31, 8, 16},    // 16 threads: one subgroup per tile at 16 lanes, which also reserves the range
   };
   for (const PackerConfig& cfg : configs) {
     const Screen s = blockScreen(150, 97, 60, 0.1, rng());
     for (const PackOptions& o : kAllOptions) packAndCheck(cfg, s, o);
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "tile packing: keys read a quad at a time or one by one") {
+  // Width 192 is divisible by 4: at a 16-byte aligned address the keys are read as quads, at
+  // byte 4 or 8 one by one; both must pack alike. Width 190 is always read one by one.
+  for (uint32_t w : {192u, 190u}) {
+    const Screen s = blockScreen(w, 70, 30, 0.1, rng());
+    for (uint32_t offset : {0u, 4u, 8u}) {
+      PackOptions o;
+      o.keys_offset = offset;
+      packAndCheck({}, s, o);
+    }
   }
 }
 

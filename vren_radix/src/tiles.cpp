@@ -14,9 +14,11 @@ namespace {
 
 using detail::TilePackConstants;
 
-// Not yet measured on any GPU: 256 threads keep 16 pixels per thread at 64 x 64 tiles and let
-// a 2560 x 1440 screen (920 tiles) fit one wave on a large GPU.
-constexpr uint32_t kDefaultWorkgroupSize = 256;
+// One thread per quad of 4 pixels (one 16-byte load), so a 64 x 64 tile gets 1024 threads and
+// each thread's chain of dependent work is a single quad. H200, bench_tiles 2560 x 1440, both
+// options, before the parallel claims: 35.5 us at 1024 threads vs 41.3 at 512 and 46.5 at 256.
+constexpr uint32_t kDefaultWorkgroupSize = 1024;
+constexpr uint32_t kPixelsPerQuad = 4;
 constexpr VkDeviceSize kAlignment = 4;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
@@ -71,27 +73,22 @@ namespace {
 
 struct PassConfig {
   uint32_t workgroup_size;
-  uint32_t pixels_per_thread;
-  uint32_t containers_per_thread;
-  uint32_t scan_items;
-  uint32_t max_subgroups;
+  uint32_t quads_per_thread;
 };
 
-uint32_t sharedBytes(uint32_t containers, uint32_t max_subgroups) {
-  return 12 * containers + 4 * VREN_RADIX_TILES_SIZE_CLASSES + 4 * max_subgroups + 8;
+uint32_t sharedBytes(uint32_t containers) {
+  return 12 * containers + 4 * VREN_RADIX_TILES_SIZE_CLASSES + 8;
 }
 
 VkResult createPipeline(TilePacker& p, VkPipelineCache cache, const PassConfig& config, uint32_t required_subgroup_size) {
-  const uint32_t values[] = {config.workgroup_size,        p.properties.tile_size,   config.pixels_per_thread,
-                             p.properties.container_count, config.containers_per_thread, config.scan_items,
-                             config.max_subgroups,         p.properties.alignment};
+  const uint32_t values[] = {config.workgroup_size, p.properties.tile_size, config.quads_per_thread,
+                             p.properties.container_count, p.properties.alignment};
   const VkSpecializationMapEntry entries[] = {
-      {VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE, 0, 4},        {VREN_RADIX_TILES_SPEC_TILE_SIZE, 4, 4},
-      {VREN_RADIX_TILES_SPEC_PIXELS_PER_THREAD, 8, 4},     {VREN_RADIX_TILES_SPEC_CONTAINERS, 12, 4},
-      {VREN_RADIX_TILES_SPEC_CONTAINERS_PER_THREAD, 16, 4}, {VREN_RADIX_TILES_SPEC_SCAN_ITEMS, 20, 4},
-      {VREN_RADIX_TILES_SPEC_MAX_SUBGROUPS, 24, 4},        {VREN_RADIX_TILES_SPEC_ALIGNMENT, 28, 4},
+      {VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE, 0, 4},   {VREN_RADIX_TILES_SPEC_TILE_SIZE, 4, 4},
+      {VREN_RADIX_TILES_SPEC_QUADS_PER_THREAD, 8, 4}, {VREN_RADIX_TILES_SPEC_CONTAINERS, 12, 4},
+      {VREN_RADIX_TILES_SPEC_ALIGNMENT, 16, 4},
   };
-  const VkSpecializationInfo specialization{8, entries, sizeof(values), values};
+  const VkSpecializationInfo specialization{5, entries, sizeof(values), values};
   return detail::createComputePipeline(p.fn, p.device, p.allocator,
                                        {vren_radix_tiles_pack_spv, sizeof(vren_radix_tiles_pack_spv), &specialization,
                                         p.layout, cache, required_subgroup_size},
@@ -110,8 +107,9 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
   if (result != VK_SUCCESS) return result;
   detail::DeviceFacts facts;
   const detail::DeviceRequest request{"the tile packer",
-                                      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT,
-                                      "subgroup arithmetic",
+                                      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT |
+                                          VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT,
+                                      "subgroup arithmetic, ballot and shuffle",
                                       sizeof(TilePackConstants),
                                       info.subgroup_size_control_enabled,
                                       info.required_subgroup_size};
@@ -124,21 +122,18 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
     return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
                 VK_ERROR_INITIALIZATION_FAILED);
 
-  // A power of two within the device's limit and the tile, and at least one pinned subgroup
-  // (required full subgroups need a workgroup that is a multiple of it).
-  const uint32_t tile_pixels = info.tile_size * info.tile_size;
+  // A power of two within the device's limit and the tile's quads, and at least one pinned
+  // subgroup (required full subgroups need a workgroup that is a multiple of it).
+  const uint32_t tile_quads = info.tile_size * info.tile_size / kPixelsPerQuad;
   PassConfig config{};
   config.workgroup_size = detail::floorPow2(std::min(
-      {info.workgroup_size ? info.workgroup_size : kDefaultWorkgroupSize, facts.max_workgroup_size, tile_pixels}));
+      {info.workgroup_size ? info.workgroup_size : kDefaultWorkgroupSize, facts.max_workgroup_size, tile_quads}));
   if (facts.required_subgroup_size) config.workgroup_size = std::max(config.workgroup_size, facts.required_subgroup_size);
-  config.pixels_per_thread = divCeil(tile_pixels, config.workgroup_size);
-  config.containers_per_thread = divCeil(info.container_count, config.workgroup_size);
-  config.scan_items = divCeil(std::max<uint32_t>(info.container_count, VREN_RADIX_TILES_SIZE_CLASSES), config.workgroup_size);
-  config.max_subgroups = std::max(1u, config.workgroup_size / facts.min_subgroup_size);
+  config.quads_per_thread = divCeil(tile_quads, config.workgroup_size);
   if (config.workgroup_size > facts.max_workgroup_size)
     return fail(why, "The device's workgroups are smaller than one subgroup at the pinned subgroup size.",
                 VK_ERROR_FEATURE_NOT_PRESENT);
-  if (sharedBytes(info.container_count, config.max_subgroups) > facts.max_shared_memory)
+  if (sharedBytes(info.container_count) > facts.max_shared_memory)
     return fail(why,
                 "The device has too little compute shared memory for " + std::to_string(info.container_count) +
                     " containers; use fewer.",
@@ -271,9 +266,11 @@ void cmdPackTiles(const TilePacker* p, VkCommandBuffer cmd, const TilePackInfo& 
     pc.pixel_capacity = info.pixels.size == VK_WHOLE_SIZE
                             ? UINT32_MAX
                             : static_cast<uint32_t>(std::min<VkDeviceSize>(info.pixels.size / 4, UINT32_MAX));
+    const bool key_quads = pc.keys % 16 == 0 && info.width % kPixelsPerQuad == 0;
     pc.flags = (info.conflict_resolution ? VREN_RADIX_TILES_FLAG_CONFLICT_RESOLUTION : 0u) |
                (info.order_containers ? VREN_RADIX_TILES_FLAG_ORDER_CONTAINERS : 0u) |
-               (info.containers.buffer ? VREN_RADIX_TILES_FLAG_WRITE_CONTAINERS : 0u);
+               (info.containers.buffer ? VREN_RADIX_TILES_FLAG_WRITE_CONTAINERS : 0u) |
+               (key_quads ? VREN_RADIX_TILES_FLAG_KEY_QUADS : 0u);
     pc.probes = info.probes;
 
     if (p->fn.cmdBeginDebugUtilsLabel) {

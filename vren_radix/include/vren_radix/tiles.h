@@ -16,8 +16,8 @@
 //                                           .pixels = pixels, .tile_ranges = ranges});
 //   // barrier: COMPUTE_SHADER / SHADER_WRITE -> your stage; counter holds the slots used
 //
-// Device requirements: as vren_radix.h (Vulkan 1.2, bufferDeviceAddress, subgroup basic and
-// arithmetic operations in compute shaders). Any subgroup size works.
+// Device requirements: as vren_radix.h (Vulkan 1.2, bufferDeviceAddress), plus subgroup basic,
+// arithmetic, ballot and shuffle operations in compute shaders. Any subgroup size works.
 #pragma once
 
 #include <cstdint>
@@ -74,8 +74,9 @@ struct TilePackerCreateInfo {
   // reserved in multiples of it, and container ordering puts the containers whose size is a
   // multiple of it first.
   uint32_t alignment = 32;
-  // Threads per tile: 0 chooses (256, clamped to the device and to the tile's pixel count); a
-  // non-zero value must be a power of two and is clamped the same way.
+  // Threads per tile: 0 chooses (1024: one thread per 4 pixels of a 64 x 64 tile), clamped to
+  // the device and to one thread per 4 pixels of the tile; a non-zero value must be a power of
+  // two and is clamped the same way.
   uint32_t workgroup_size = 0;
 };
 
@@ -119,9 +120,10 @@ struct TilePackInfo {
   BufferRange counter;
   // Output: per pixel with work, (y << 16) | x. Tile t owns slots [start_t, start_t +
   // align_up(count_t)); its first count_t slots are its pixels, grouped by container, the rest
-  // hold kTilePadding. Inside a container, pixels roughly follow Morton order; that order, the
-  // order of containers of equal class and the order of tiles' ranges follow the order in which
-  // the GPU's atomics land, so they may change from run to run. At least
+  // hold kTilePadding. Inside a container, pixels come block by block (16 x 8 pixels at 32
+  // lanes), and inside a block by x % 4, then in Morton order. The order of blocks, the order
+  // of containers of equal class and the order of tiles' ranges follow the order in which the
+  // GPU's atomics land, so they may change from run to run. At least
   // getTileMemoryRequirements().pixels_size bytes. Slots past the range's size are never
   // written (VK_WHOLE_SIZE clips nothing): when the counter starts above 0 and the screen needs
   // more slots than remain, the counter ends past the range, which tells the caller.
