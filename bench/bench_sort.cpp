@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -423,10 +424,11 @@ double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
   VkShaderModule module = VK_NULL_HANDLE;
   std::vector<double> ms;
   std::string error;
-  struct {
+  struct CopyConstants {  // shaders/bench_copy.comp's push-constant block
     VkDeviceAddress source, destination;
     uint32_t vectors;
   } constants{};
+  static_assert(offsetof(CopyConstants, vectors) == 16, "CopyConstants must match the shader's block");
   constants.vectors = static_cast<uint32_t>(std::min<uint64_t>(bytes / 16, UINT32_MAX));
   const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
   bool ok = ctx.createBuffer(bytes, usage, false, &src, &error) && ctx.createBuffer(bytes, usage, false, &dst, &error);
@@ -541,6 +543,9 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("subgroup_size", std::to_string(props.subgroup_size));
     benchmark::AddCustomContext("tuning", "workgroup_size " + std::to_string(props.tuning.workgroup_size) +
                                               ", keys_per_thread " + std::to_string(props.tuning.keys_per_thread) +
+                                              ", pairs scatter " +
+                                              std::to_string(props.pairs_scatter.workgroup_size) + "x" +
+                                              std::to_string(props.pairs_scatter.keys_per_thread) +
                                               ", tile " + std::to_string(props.tile_size));
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));

@@ -29,18 +29,18 @@ shared uint s_chunk_total;
 
 void main() {
   const uint bin = gl_WorkGroupID.x;
-  const uint tiles = group_count(COUNT_TILES);  // the row's length
+  const uint groups = group_count(COUNT_TILES);  // the row's length
   const uint row = group_sums_at(bin, 0u, COUNT_TILES);
   const uint chunk = gl_WorkGroupSize.x * PER_THREAD;
   uint carry = 0u;
 
-  for (uint base = 0u; base < tiles; base += chunk) {
+  for (uint base = 0u; base < groups; base += chunk) {
     // 1. Load PER_THREAD consecutive counts; sum them.
     const uint first = base + ordered_thread() * PER_THREAD;
     uint counts[PER_THREAD];
     uint sum = 0u;
     [[unroll]] for (uint i = 0u; i < PER_THREAD; ++i) {
-      counts[i] = first + i < tiles ? pc.internal.data[row + first + i] : 0u;
+      counts[i] = first + i < groups ? pc.internal.data[row + first + i] : 0u;
       sum += counts[i];
     }
 
@@ -65,7 +65,7 @@ void main() {
     // 3. Write exclusive offsets; carry the chunk total into the next chunk.
     uint offset = carry + s_subgroup_prefix[gl_SubgroupID] + in_subgroup;
     [[unroll]] for (uint i = 0u; i < PER_THREAD; ++i) {
-      if (first + i < tiles) pc.internal.data[row + first + i] = offset;
+      if (first + i < groups) pc.internal.data[row + first + i] = offset;
       offset += counts[i];
     }
     carry += s_chunk_total;

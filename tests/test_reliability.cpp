@@ -665,6 +665,7 @@ struct FakeLimits {
   uint64_t max_allocation = 0;  // 0: the device's own
   uint32_t groups_x = 0;
   uint32_t groups_y = 0;
+  uint32_t vendor_id = 0;  // 0: the device's own
 };
 FakeLimits g_fake;
 PFN_vkGetPhysicalDeviceProperties2 g_real_properties2 = nullptr;
@@ -673,6 +674,7 @@ VKAPI_ATTR void VKAPI_CALL fakeProperties2(VkPhysicalDevice device, VkPhysicalDe
   g_real_properties2(device, properties);
   if (g_fake.groups_x) properties->properties.limits.maxComputeWorkGroupCount[0] = g_fake.groups_x;
   if (g_fake.groups_y) properties->properties.limits.maxComputeWorkGroupCount[1] = g_fake.groups_y;
+  if (g_fake.vendor_id) properties->properties.vendorID = g_fake.vendor_id;
   for (auto* s = static_cast<VkBaseOutStructure*>(properties->pNext); s; s = s->pNext) {
     if (g_fake.max_allocation && s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES)
       reinterpret_cast<VkPhysicalDeviceVulkan11Properties*>(s)->maxMemoryAllocationSize = g_fake.max_allocation;
@@ -1082,6 +1084,44 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: one sorter recorded on three threads, s
       CHECK(canariesIntact(job.values, bytes));
       CHECK(canariesIntact(job.values_temp, bytes));
     }
+    for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.values, &job.values_temp, &job.internal})
+      if (b->buffer) ctx.destroyBuffer(b);
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: the tuning rows of another vendor sort correctly here") {
+  // NVIDIA's row (and its wider key/value scatter) on this device: the shapes must keep one tile
+  // size, and the sort must stay exact.
+  Context& ctx = context();
+  SorterPtr sorter = fakeSorter({0, 0, 0, 0x10DE});
+  const SorterProperties props = getSorterProperties(sorter.get());
+  INFO("tuning " << props.tuning.workgroup_size << "x" << props.tuning.keys_per_thread << ", pairs scatter "
+                 << props.pairs_scatter.workgroup_size << "x" << props.pairs_scatter.keys_per_thread);
+  CHECK(props.pairs_scatter.workgroup_size * props.pairs_scatter.keys_per_thread == props.tile_size);
+  const uint32_t tile = props.tile_size;
+  for (const bool pairs : {true, false}) {
+    Job job;
+    job.input = makeKeys(3 * tile + 5, Distribution::kAndOfTwo, rng());
+    job.pairs = pairs;
+    prepare(ctx, sorter.get(), job);
+    std::string error;
+    REQUIRE_MESSAGE(ctx.submit(
+                        [&](VkCommandBuffer cmd) {
+                          job.result = cmdSort(sorter.get(), cmd, job.info);
+                          VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+                          to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+                          to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+                          vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                                               1, &to_host, 0, nullptr, 0, nullptr);
+                        },
+                        &error),
+                    error);
+    const GpuBuffer& keys = job.result.in_temp ? job.keys_temp : job.keys;
+    const GpuBuffer& values = job.result.in_temp ? job.values_temp : job.values;
+    const std::string mismatch = compare(job.input, static_cast<const uint32_t*>(keys.mapped),
+                                         pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr, job.options);
+    CHECK_MESSAGE(mismatch.empty(), mismatch);
+    CHECK(canariesIntact(job.keys_temp, VkDeviceSize{job.input.size()} * 4));
     for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.values, &job.values_temp, &job.internal})
       if (b->buffer) ctx.destroyBuffer(b);
   }

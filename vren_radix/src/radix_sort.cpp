@@ -21,9 +21,7 @@ namespace {
 using detail::PassConstants;
 
 constexpr uint32_t kMaxScanWorkgroupSize = 1024;
-// Tiles per count workgroup: the count pass does little per key, so a workgroup per tile spends
-// too much on its fixed work (zeroing, summing, writing counts).
-constexpr uint32_t kCountTiles = 4;
+using detail::kCountTiles;
 constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
@@ -33,6 +31,7 @@ using detail::DeviceFunctions;
 // The pipelines for one key width; they share a tile size.
 struct KeyPipelines {
   TuningConfig tuning{};
+  TuningConfig pairs_scatter{};  // the key/value scatter's shape: the same tile
   uint32_t tile_size = 0;
   VkPipeline setup = VK_NULL_HANDLE;
   VkPipeline count = VK_NULL_HANDLE;
@@ -104,36 +103,39 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   const bool wide = key_words == 2;
   const PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), tuning.workgroup_size,
                            tuning.keys_per_thread, 1, 1};
-  PipelineSpec count{wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
+  const PipelineSpec count{wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
                            wide ? sizeof(vren_radix_count_u64_spv) : sizeof(vren_radix_count_spv),
                            tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
-  PipelineSpec scatter{wide ? vren_radix_scatter_u64_spv : vren_radix_scatter_spv,
-                       wide ? sizeof(vren_radix_scatter_u64_spv) : sizeof(vren_radix_scatter_spv),
-                       tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
+  const PipelineSpec scatter_keys{wide ? vren_radix_scatter_u64_spv : vren_radix_scatter_spv,
+                                  wide ? sizeof(vren_radix_scatter_u64_spv) : sizeof(vren_radix_scatter_spv),
+                                  tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
+  // The same tile, possibly over more threads; values take a shared slot per key.
+  const TuningConfig pairs = detail::pairsScatterShape(tuning, limits, key_words);
+  PipelineSpec scatter_pairs = scatter_keys;
+  scatter_pairs.workgroup_size = pairs.workgroup_size;
+  scatter_pairs.keys_per_thread = pairs.keys_per_thread;
+  scatter_pairs.max_subgroups = std::max(1u, pairs.workgroup_size / limits.min_subgroup_size);
+  scatter_pairs.value_slots = tile;
   const PipelineSpec copy{wide ? vren_radix_copy_u64_spv : vren_radix_copy_spv,
                           wide ? sizeof(vren_radix_copy_u64_spv) : sizeof(vren_radix_copy_spv),
                           tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
-  VkResult r = createPipeline(s, info.pipeline_cache, setup, required_subgroup_size, &out.setup);
-  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, count, required_subgroup_size, &out.count);
-  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_keys);
-  const TuningConfig pairs = detail::pairsScatterShape(tuning, limits, key_words);
-  scatter.workgroup_size = pairs.workgroup_size;
-  scatter.keys_per_thread = pairs.keys_per_thread;
-  scatter.max_subgroups = std::max(1u, pairs.workgroup_size / limits.min_subgroup_size);
-  scatter.value_slots = tile;
-  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_pairs);
-  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, copy, required_subgroup_size, &out.copy);
-  if (wide) return r;
-  count.key_map = scatter.key_map = true;
-  if (r == VK_SUCCESS) r = createPipeline(s, info.pipeline_cache, count, required_subgroup_size, &out.count_mapped);
-  if (r == VK_SUCCESS)
-    r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_pairs_mapped);
-  scatter.workgroup_size = tuning.workgroup_size;
-  scatter.keys_per_thread = tuning.keys_per_thread;
-  scatter.max_subgroups = max_subgroups;
-  scatter.value_slots = 1;
-  if (r == VK_SUCCESS)
-    r = createPipeline(s, info.pipeline_cache, scatter, required_subgroup_size, &out.scatter_keys_mapped);
+  auto create = [&](const PipelineSpec& spec, VkPipeline* pipeline) {
+    return createPipeline(s, info.pipeline_cache, spec, required_subgroup_size, pipeline);
+  };
+  auto mapped = [](PipelineSpec spec) {
+    spec.key_map = true;
+    return spec;
+  };
+  VkResult r = create(setup, &out.setup);
+  if (r == VK_SUCCESS) r = create(count, &out.count);
+  if (r == VK_SUCCESS) r = create(scatter_keys, &out.scatter_keys);
+  if (r == VK_SUCCESS) r = create(scatter_pairs, &out.scatter_pairs);
+  if (r == VK_SUCCESS) r = create(copy, &out.copy);
+  out.pairs_scatter = pairs;
+  if (wide) return r;  // 64-bit keys are unsigned: no order map
+  if (r == VK_SUCCESS) r = create(mapped(count), &out.count_mapped);
+  if (r == VK_SUCCESS) r = create(mapped(scatter_keys), &out.scatter_keys_mapped);
+  if (r == VK_SUCCESS) r = create(mapped(scatter_pairs), &out.scatter_pairs_mapped);
   return r;
 }
 
@@ -219,6 +221,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
+  s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   if (result != VK_SUCCESS) {
     if (why) *why = "Creating the sort pipelines failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
@@ -375,8 +378,8 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
 
   // 1. setup    count (maybe from the GPU), tiles, dispatch grid, pass 0 input  | barrier
   //    then per pass p, from one ping-pong buffer into the other:
-  // 2. count    keys per digit per tile                 -> internal counts        | barrier
-  // 3. scan     digit-major counts, exclusive; skip?    -> internal counts, state | barrier
+  // 2. count    keys per digit per tile, and per group of kCountTiles tiles -> internal | barrier
+  // 3. scan     digit-major group sums, exclusive; skip?  -> internal group sums, state   | barrier
   // 4. scatter  rank within tile, write globally        -> the other buffer       | barrier
   // 5. copy     only if skipped passes left the result in the other buffer
   PassConstants pc{};

@@ -35,6 +35,8 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   return tile_bytes + rank_bytes + 4 * 4 * VREN_RADIX_BINS;
 }
 
+uint32_t countSharedBytes(uint32_t max_subgroups) { return kCountTiles * (max_subgroups + 1) * 4 * VREN_RADIX_BINS; }
+
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words) {
   const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
   tuning.workgroup_size = floorPow2(std::min(std::max(tuning.workgroup_size, 32u), limits.max_workgroup_size));
@@ -42,6 +44,10 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
   tuning.keys_per_thread = floorPow2(std::clamp(tuning.keys_per_thread, 1u, 64u));
   while (tuning.workgroup_size * tuning.keys_per_thread > kMaxTileSize && tuning.keys_per_thread > 1)
     tuning.keys_per_thread /= 2;
+  // Small subgroups make many per-subgroup counters: fewer threads where the count pass needs it.
+  while (countSharedBytes(std::max(1u, tuning.workgroup_size / min_subgroup)) > limits.max_shared_memory &&
+         tuning.workgroup_size > 32)
+    tuning.workgroup_size /= 2;
   const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / min_subgroup);
   while (scatterSharedBytes(tuning, max_subgroups, true, key_words) > limits.max_shared_memory &&
          tuning.keys_per_thread > 1)
@@ -53,7 +59,8 @@ TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& li
   // H200, 2^26 uniform u32 pairs: 512x2 for every pass 5.69 ms against 256x4 6.28 ms; the keys
   // sort is faster at 256x4 (3.90 against 4.65 ms), so only the pairs scatter takes the wider
   // shape (bench/RESULTS.md, 2026-11-22).
-  if (limits.vendor_id != kVendorNvidia || tuning.keys_per_thread < 2) return tuning;
+  // Measured for 32-bit keys only; an odd key count would change the tile.
+  if (limits.vendor_id != kVendorNvidia || key_words != 1 || tuning.keys_per_thread % 2 != 0) return tuning;
   TuningConfig wide{tuning.workgroup_size * 2, tuning.keys_per_thread / 2};
   const uint32_t max_subgroups = std::max(1u, wide.workgroup_size / std::max(1u, limits.min_subgroup_size));
   if (wide.workgroup_size > limits.max_workgroup_size ||

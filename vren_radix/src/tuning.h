@@ -11,6 +11,10 @@
 
 namespace vren::radix::detail {
 
+// Tiles per count workgroup: the count pass does little per key, so a workgroup per tile spends
+// too much on its fixed work (zeroing, summing, writing counts).
+constexpr uint32_t kCountTiles = 4;
+
 TuningConfig defaultTuning(uint32_t vendor_id);
 
 uint32_t floorPow2(uint32_t v);
@@ -18,6 +22,9 @@ uint32_t floorPow2(uint32_t v);
 // Shared memory of the scatter pass (radix_scatter.comp's map), the largest of the passes, for
 // keys of key_words 32-bit words.
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words);
+
+// Shared memory of the count pass (radix_count.comp's map).
+uint32_t countSharedBytes(uint32_t max_subgroups);
 
 // Rounds to powers of two and shrinks until the device can run it with values and keys of
 // key_words words; tile <= 32768 keys.

@@ -65,6 +65,7 @@ struct SorterCreateInfo {
 struct SorterProperties {
   TuningConfig tuning;         // 32-bit keys
   TuningConfig tuning_u64;     // 64-bit keys (shared memory holds twice the key bytes)
+  TuningConfig pairs_scatter;  // 32-bit keys with values: the scatter's shape (the same tile)
   uint32_t tile_size;          // keys per workgroup, 32-bit keys
   uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
   uint32_t max_count;          // largest count this device can sort
@@ -79,7 +80,7 @@ SorterProperties getSorterProperties(const Sorter* sorter);
 struct MemoryRequirements {
   VkDeviceSize keys_temp_size;       // ping-pong partner of the keys
   VkDeviceSize values_temp_size;     // ping-pong partner of the values (0 without values)
-  VkDeviceSize internal_size;        // sort state, per-tile digit counts and their scan
+  VkDeviceSize internal_size;        // sort state, per-tile digit counts, their sums per group
   VkDeviceSize alignment;            // every BufferRange offset must be a multiple of this
   VkBufferUsageFlags usage;          // every buffer passed to cmdSort needs these, the caller's too
   VkBufferUsageFlags internal_usage; // the internal buffer: usage plus INDIRECT_BUFFER
