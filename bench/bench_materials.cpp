@@ -8,10 +8,12 @@
 //
 // GPU time comes from Vulkan timestamps: the manual time of a sort is Context::submit's interval
 // around cmdSortMaterials alone; median_us is the median over the run, and count_us, scan_us,
-// offsets_us and scatter_us the medians of the steps (the sort's own timestamps). The shading
-// case times, in one submission, the sort, the sorted shading and the uber shading; its manual
-// time is sort + sorted shading, and it reports the medians sort_us, sorted_shading_us, uber_us,
-// net_gain_us = uber - (sort + sorted shading) and speedup = uber / (sort + sorted shading).
+// offsets_us and scatter_us the medians of the steps (the sort's own timestamps; on the fast
+// path, up to fast_material_count materials, scan_us covers the offsets and offsets_us is ~0).
+// The shading case times, in one submission, the sort, the sorted shading and the uber
+// shading; its manual time is sort + sorted shading, and it reports the medians sort_us,
+// sorted_shading_us, uber_us, net_gain_us = uber - (sort + sorted shading) and
+// speedup = uber / (sort + sorted shading).
 // Shading costs 4^(m % 6) hash rounds for material m (shaders/materials_bench_shade.comp).
 // Every case is verified once before it is timed: the sort against a CPU reference, the sorted
 // shading against the uber shading.
@@ -19,6 +21,7 @@
 // Flags, besides Google Benchmark's:
 //   --device=N   the Vulkan device, numbered as by `vren-radix info`
 //   --small      320x180 and 640x360 only, a few passes: a quick check on a CPU device
+//   --tuning=WxR MaterialTuning: W threads per workgroup, at least R rounds per chunk
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -411,10 +414,13 @@ void benchShade(benchmark::State& state, Bench& bench, const ShadePipelines& pip
 int main(int argc, char** argv) {
   ContextOptions options;
   bool small = false;
+  MaterialTuning tuning{};
+  bool tuned = false;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--device=", 9) == 0) options.device_index = std::atoi(argv[i] + 9);
     else if (std::strcmp(argv[i], "--small") == 0) small = true;
+    else if (std::sscanf(argv[i], "--tuning=%ux%u", &tuning.workgroup_size, &tuning.min_rounds) == 2) tuned = true;
     else argv[kept++] = argv[i];
   }
   argc = kept;
@@ -434,6 +440,7 @@ int main(int argc, char** argv) {
   ci.get_instance_proc_addr = vkGetInstanceProcAddr;
   ci.get_device_proc_addr = vkGetDeviceProcAddr;
   ci.subgroup_size_control_enabled = ctx->subgroupSizeControlEnabled();
+  if (tuned) ci.tuning = &tuning;
   MaterialSorter* raw = nullptr;
   if (createMaterialSorter(ci, &raw, &error) != VK_SUCCESS) {
     std::fprintf(stderr, "vren_radix_bench_materials: %s\n", error.c_str());
@@ -454,7 +461,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("material_sorter", "workgroup " + std::to_string(props.tuning.workgroup_size) +
                                                      ", min rounds " + std::to_string(props.tuning.min_rounds) +
                                                      ", up to " + std::to_string(props.max_material_count) +
-                                                     " materials");
+                                                     " materials, fast path up to " +
+                                                     std::to_string(props.fast_material_count));
 
   auto bench = std::make_unique<Bench>(*ctx, sorter.get());
   Bench* b = bench.get();

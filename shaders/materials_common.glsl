@@ -63,3 +63,14 @@ uint find_peers(uint material, out uint group, out uint rank, out uint size) {
   }
   return groups;
 }
+
+// The shading dispatch for `count` pixels of `material`: {ceil(count / L), 1, 1}, or, past
+// maxComputeWorkGroupCount[0] groups, a 2D grid {x, y, 1} with y = ceil(groups / max_x),
+// x = ceil(groups / y), so that x * y >= groups; {0, 1, 1} for the void material.
+MaterialDispatch dispatch_for(uint material, uint count) {
+  if (material == pc.void_material) return MaterialDispatch(0u, 1u, 1u);
+  const uint groups = count / pc.shading_workgroup_size + (count % pc.shading_workgroup_size != 0u ? 1u : 0u);
+  if (groups <= pc.max_groups_x) return MaterialDispatch(groups, 1u, 1u);
+  const uint y = (groups + pc.max_groups_x - 1u) / pc.max_groups_x;
+  return MaterialDispatch((groups + y - 1u) / y, y, 1u);
+}

@@ -16,14 +16,6 @@
 
 layout(local_size_x_id = VREN_MATERIALS_SPEC_WORKGROUP_SIZE) in;
 
-MaterialDispatch dispatch_for(uint material, uint count) {
-  if (material == pc.void_material) return MaterialDispatch(0u, 1u, 1u);
-  const uint groups = count / pc.shading_workgroup_size + (count % pc.shading_workgroup_size != 0u ? 1u : 0u);
-  if (groups <= pc.max_groups_x) return MaterialDispatch(groups, 1u, 1u);
-  const uint y = (groups + pc.max_groups_x - 1u) / pc.max_groups_x;
-  return MaterialDispatch((groups + y - 1u) / y, y, 1u);
-}
-
 void main() {
   uint carry = 0u;
   for (uint base = 0u; base < pc.material_count; base += gl_WorkGroupSize.x) {  // uniform

@@ -8,6 +8,10 @@
 #define VREN_MATERIALS_SPEC_WORKGROUP_SIZE 0
 #define VREN_MATERIALS_SPEC_MAX_SUBGROUPS 1
 #define VREN_MATERIALS_SPEC_HISTOGRAM_SIZE 2
+// Fast path (materials_fast_*): pixel rounds per thread, unrolled.
+#define VREN_MATERIALS_SPEC_ROUNDS 3
+// Fast path: bits per material ID, material_count <= 2^BITS (one pipeline per width).
+#define VREN_MATERIALS_SPEC_BITS 4
 
 // Written into padding slots of new_to_old, and the "no void material" value.
 #define VREN_MATERIALS_PADDING_SLOT 0xFFFFFFFFu
@@ -28,7 +32,7 @@ static_assert(sizeof(MaterialDispatch) == 12, "MaterialDispatch must match VkDis
 
 struct MaterialConstants {
   uint64_t material_ids;  // [pixel_count]
-  uint64_t chunk_counts;  // [material_count][chunk_count]
+  uint64_t chunk_counts;  // [material_count][chunk_count]; fast path: [chunk_count][material_count]
   uint64_t counts;        // [material_count]
   uint64_t offsets;       // [material_count]
   uint64_t dispatch;      // MaterialDispatch[material_count]
@@ -36,7 +40,7 @@ struct MaterialConstants {
   uint32_t pixel_count;
   uint32_t material_count;
   uint32_t chunk_count;
-  uint32_t rounds;        // workgroup-sized rounds per chunk
+  uint32_t rounds;        // workgroup-sized rounds per chunk (fast path: VREN_MATERIALS_SPEC_ROUNDS)
   uint32_t alignment;     // power of two
   uint32_t void_material;
   uint32_t shading_workgroup_size;

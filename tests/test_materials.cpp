@@ -334,12 +334,93 @@ TEST_CASE_FIXTURE(GpuTest, "materials: every size across two small chunks, tiny 
   MaterialSorter* sorter = materialSorter(&tiny);
   const uint32_t c = chunkSize(5, sorter);
   REQUIRE(c <= 64);
+  // 5 and 3 materials take the fast path, one more than its limit the general one.
+  const uint32_t general = getMaterialSorterProperties(sorter).fast_material_count + 1;
   for (uint32_t n = 0; n <= 2 * c + 1; ++n) {
     checkSort(randomIds(n, 5), 5, aligned(n % 2 ? 32 : 1), "random", sorter);
     checkSort(blockIds(n, 1, 3), 3, aligned(4), "runs", sorter);
+    checkSort(randomIds(n, general), general, aligned(n % 2 ? 1 : 32), "random, general path", sorter);
   }
   // 1000 materials with 32 threads: 32 rounds per chunk.
   checkSort(randomIds(5 * chunkSize(1000, sorter) + 3, 1000), 1000, aligned(32), "many rounds", sorter);
+}
+
+// Material counts up to fast_material_count take the fast path (materials_fast_*.comp), the
+// rest the general one: both sides of the limit, at the chunk-size edges.
+TEST_CASE_FIXTURE(GpuTest, "materials: both sides of the fast path's material limit") {
+  const uint32_t limit = getMaterialSorterProperties(materialSorter()).fast_material_count;
+  REQUIRE(limit >= 32);
+  for (uint32_t materials : {1u, 2u, 3u, limit - 1, limit, limit + 1}) {
+    const uint32_t c = chunkSize(materials);
+    for (uint32_t n : {c - 1, c, c + 1, 2 * c - 1, 5 * c + 33}) {
+      for (uint32_t alignment : {1u, 32u}) {
+        MaterialSortOptions o = aligned(alignment);
+        o.void_material = alignment == 32 ? materials - 1 : kNoVoidMaterial;
+        checkSort(randomIds(n, materials), materials, o, "random");
+      }
+    }
+    checkSort(blockIds(211, 53, materials), materials, aligned(32), "blocks");
+    checkSort(std::vector<uint32_t>(c + 7, materials - 1), materials, aligned(1), "all the last material");
+    std::vector<uint32_t> out_of_range = randomIds(c + 3, materials);
+    out_of_range[0] = materials;
+    out_of_range[c] = 0xFFFFFFFFu;
+    checkSort(out_of_range, materials, aligned(1), "out of range");
+  }
+}
+
+// The fast path picks its pipeline by ID width (up to 8 materials: 3 bits, else 6), and its lanes
+// count materials k * S + lane in pass k (S = subgroup size): both sides of each width and of
+// each pass boundary. Cyclic IDs put a different material on every lane of a round, so that every
+// rank comes through another lane's running count.
+TEST_CASE_FIXTURE(GpuTest, "materials: fast path ID widths and owned-count passes") {
+  MaterialSorter* sorter = materialSorter();
+  const auto props = getMaterialSorterProperties(sorter);
+  const uint32_t s = props.subgroup_size, limit = props.fast_material_count;
+  std::vector<uint32_t> counts = {7, 8, 9, s - 1, s, s + 1, 2 * s - 1, 2 * s, 2 * s + 1, limit - 1, limit};
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  for (uint32_t materials : counts) {
+    if (materials < 1 || materials > limit) continue;
+    INFO("materials " << materials << ", subgroup size " << s);
+    const uint32_t c = chunkSize(materials, sorter);
+    for (uint32_t n : {c - 3, 2 * c + 1})
+      checkSort(randomIds(n, materials), materials, aligned(n % 2 ? 32 : 1), "random", sorter);
+    std::vector<uint32_t> cyclic(c + 5), reversed(c + 5);
+    for (uint32_t p = 0; p < cyclic.size(); ++p) {
+      cyclic[p] = p % materials;
+      reversed[p] = materials - 1 - (p / 3) % materials;
+    }
+    checkSort(cyclic, materials, aligned(1), "cyclic", sorter);
+    checkSort(reversed, materials, aligned(4), "reversed cyclic, runs of 3", sorter);
+  }
+}
+
+// The fast path's scan gives each thread of one workgroup a run of chunks per material and loads
+// them 16 at a time: runs longer than that, and of uneven length, need many chunks per thread.
+TEST_CASE_FIXTURE(GpuTest, "materials: fast path with many chunks per scan thread") {
+  const MaterialTuning tiny{32, 1};
+  for (MaterialSorter* sorter : {materialSorter(&tiny), materialSorter()}) {
+    const uint32_t materials = getMaterialSorterProperties(sorter).fast_material_count;
+    const uint32_t c = chunkSize(materials, sorter);
+    // 1024 threads / 64 materials = 16 runs: 600 chunks make runs of 38, the last one shorter.
+    for (uint32_t n : {600 * c - 1, 1283 * c + 7})
+      checkSort(randomIds(n, materials), materials, aligned(32), "random", sorter);
+  }
+}
+
+// The fast path unrolls min_rounds rounds per thread: odd and large counts, and workgroups of
+// one and of several subgroups.
+TEST_CASE_FIXTURE(GpuTest, "materials: fast path tunings") {
+  for (const MaterialTuning tuning : {MaterialTuning{32, 3}, MaterialTuning{64, 1}, MaterialTuning{128, 16}}) {
+    MaterialSorter* sorter = materialSorter(&tuning);
+    const auto props = getMaterialSorterProperties(sorter);
+    INFO("workgroup " << props.tuning.workgroup_size << ", rounds " << props.tuning.min_rounds);
+    for (uint32_t materials : {1u, 7u, props.fast_material_count, props.fast_material_count + 1}) {
+      const uint32_t c = chunkSize(materials, sorter);
+      for (uint32_t n : {1u, c - 1, c + 1, 3 * c + 5})
+        checkSort(randomIds(n, materials), materials, aligned(n % 2 ? 32 : 1), "random", sorter);
+    }
+  }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "materials: IDs past the last material count as the last material") {

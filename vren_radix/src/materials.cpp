@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <new>
 
 #include "device.h"
 #include "materials_shared.h"
 #include "spirv/materials_count.h"
+#include "spirv/materials_fast_count.h"
+#include "spirv/materials_fast_scan.h"
+#include "spirv/materials_fast_scatter.h"
 #include "spirv/materials_offsets.h"
 #include "spirv/materials_pad.h"
 #include "spirv/materials_scan.h"
@@ -33,6 +37,27 @@ constexpr uint32_t kMaxHistograms = 3;
 // lavapipe, 8 lanes, 640x360 random IDs: scatter 15.8 ms at 64 threads vs 48.7 ms at 256.
 constexpr uint32_t kDefaultSubgroupsPerWorkgroup = 8;
 constexpr MaterialTuning kDefaultTuning = {256, 8};
+// NVIDIA: a measured row, for the fast path before its ballots were unrolled and its shared
+// atomics and per-round barriers removed. H200, 2560x1440 random IDs, bench_materials
+// --tuning=WxR, median of 5 x 200, total us for 8 / 64 materials: 256x8 70.0 / 110.3,
+// 256x16 83.9 / 123.1, 1024x4 75.4 / 111.7, 128x16 77.0 / 119.3. Not yet re-measured with the
+// current shaders. Prediction, not measured: 256x8 stays best, as the scatter keeps an ID and a
+// rank per round in registers (about 40 registers per thread at 8 rounds, 56 at 16: 6 against
+// 4 workgroups per SM), and the scan's twice as many chunk rows cost only 0.7 us (7.0 against
+// 6.3 us, measured).
+constexpr MaterialTuning kNvidiaTuning = {256, 8};
+constexpr uint32_t kVendorNvidia = 0x10DE;
+// The fast path (shaders/materials_fast_*): up to this many materials (6 ID bits, 6 ballots per
+// round), and at most one per thread of a workgroup (its scatter loads each material's chunk
+// destination with a thread of its own).
+constexpr uint32_t kMaxFastMaterials = 64;
+// One count and one scatter pipeline per ID width (the shaders' BITS), so that their loops over
+// bits unroll: up to 8 materials, the benchmarked case, pays 3 ballots per round instead of 6.
+constexpr uint32_t kFastBits[] = {3, 6};
+constexpr uint32_t kFastVariants = 2;
+static_assert(std::size(kFastBits) == kFastVariants && (1u << kFastBits[kFastVariants - 1]) >= kMaxFastMaterials);
+// The fast path's scan is one workgroup: as wide as the device allows, up to this.
+constexpr uint32_t kFastScanWorkgroupSize = 1024;
 
 using detail::DeviceFunctions;
 
@@ -52,6 +77,22 @@ VkResult fail(std::string* why, const char* message, VkResult code) {
 }
 
 using detail::DeviceFacts;
+
+// The fast path's scatter reads each material's running count from the lane that owns it.
+bool hasSubgroupShuffle(const MaterialSorterCreateInfo& info) {
+  auto getProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+      info.get_instance_proc_addr(info.instance, "vkGetPhysicalDeviceProperties2"));
+  if (!getProperties2) return false;
+  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &vk11};
+  getProperties2(info.physical_device, &properties);
+  return (vk11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0;
+}
+
+// Shared memory of the fast path's scatter pass, the larger of its passes.
+uint32_t fastScatterSharedBytes(uint32_t materials, uint32_t max_subgroups, const MaterialTuning& t) {
+  return 4 * materials * max_subgroups + 4 * materials + 4 * t.workgroup_size * t.min_rounds;
+}
 
 // Shared memory of the scatter pass, the largest of the passes.
 uint32_t scatterSharedBytes(uint32_t histogram, uint32_t workgroup_size, uint32_t max_subgroups) {
@@ -81,6 +122,11 @@ struct MaterialSorter {
   VkPipeline scan = VK_NULL_HANDLE;
   VkPipeline offsets = VK_NULL_HANDLE;
   VkPipeline pad = VK_NULL_HANDLE;
+  // The fast path, for material_count <= properties.fast_material_count (0: none).
+  // count and scatter per ID width kFastBits[i], for material counts up to 2^kFastBits[i].
+  VkPipeline fast_count[kFastVariants] = {};
+  VkPipeline fast_scan = VK_NULL_HANDLE;
+  VkPipeline fast_scatter[kFastVariants] = {};
   MaterialSorterProperties properties{};
   uint32_t max_groups_y = 0;
 };
@@ -91,17 +137,23 @@ struct PipelineSpec {
   const uint32_t* code;
   size_t code_size;
   uint32_t histogram_size;
+  uint32_t workgroup_size = 0;  // 0: the tuning's
+  uint32_t bits = 0;            // fast path: bits per material ID
 };
 
 VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const PipelineSpec& spec, uint32_t max_subgroups,
                         uint32_t required_subgroup_size, VkPipeline* out) {
-  const uint32_t values[] = {s.properties.tuning.workgroup_size, max_subgroups, spec.histogram_size};
+  const uint32_t workgroup_size = spec.workgroup_size ? spec.workgroup_size : s.properties.tuning.workgroup_size;
+  const uint32_t values[] = {workgroup_size, max_subgroups, spec.histogram_size, s.properties.tuning.min_rounds,
+                             std::max(spec.bits, 1u)};
   const VkSpecializationMapEntry entries[] = {
       {VREN_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4},
       {VREN_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
       {VREN_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4},
+      {VREN_MATERIALS_SPEC_ROUNDS, 12, 4},
+      {VREN_MATERIALS_SPEC_BITS, 16, 4},
   };
-  const VkSpecializationInfo specialization{3, entries, sizeof(values), values};
+  const VkSpecializationInfo specialization{5, entries, sizeof(values), values};
   return detail::createComputePipeline(
       s.fn, s.device, s.allocator,
       {spec.code, spec.code_size, &specialization, s.layout, cache, required_subgroup_size}, out);
@@ -135,7 +187,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
     return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
                 VK_ERROR_INITIALIZATION_FAILED);
 
-  MaterialTuning tuning = kDefaultTuning;
+  MaterialTuning tuning = facts.vendor_id == kVendorNvidia ? kNvidiaTuning : kDefaultTuning;
   tuning.workgroup_size = std::min(tuning.workgroup_size, kDefaultSubgroupsPerWorkgroup * facts.min_subgroup_size);
   tuning = clampTuning(info.tuning ? *info.tuning : tuning, facts);
   const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / facts.min_subgroup_size);
@@ -160,6 +212,12 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   s->properties.max_range_alignment = kMaxRangeAlignment;
   s->properties.max_workgroup_count_x = facts.max_groups[0];
   s->max_groups_y = facts.max_groups[1];
+  // Fast path: one material per thread in its scatter's phase 3, and the chunk and per-subgroup
+  // counts in shared memory; the chunk stays min_rounds rounds (the chunk formula in materials.h).
+  uint32_t fast_materials = hasSubgroupShuffle(info) ? std::min(kMaxFastMaterials, tuning.workgroup_size) : 0;
+  while (fast_materials > 0 && fastScatterSharedBytes(fast_materials, max_subgroups, tuning) > facts.max_shared_memory)
+    fast_materials /= 2;
+  s->properties.fast_material_count = fast_materials;
   for (uint32_t size : {kSmallHistogram, kMediumHistogram, max_materials})
     if (size <= max_materials && (s->histogram_count == 0 || size > s->histogram_sizes[s->histogram_count - 1]))
       s->histogram_sizes[s->histogram_count++] = size;
@@ -176,12 +234,30 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   struct {
     PipelineSpec spec;
     VkPipeline* target;
-  } pipelines[3 + 2 * kMaxHistograms] = {
+  } pipelines[3 + 1 + 2 * kFastVariants + 2 * kMaxHistograms] = {
       {{vren_radix_materials_scan_spv, sizeof(vren_radix_materials_scan_spv), 1}, &s->scan},
       {{vren_radix_materials_offsets_spv, sizeof(vren_radix_materials_offsets_spv), 1}, &s->offsets},
       {{vren_radix_materials_pad_spv, sizeof(vren_radix_materials_pad_spv), 1}, &s->pad},
   };
   uint32_t pipeline_count = 3;
+  if (fast_materials > 0) {
+    const uint32_t scan_size = floorPow2(std::min(kFastScanWorkgroupSize, facts.max_workgroup_size));
+    pipelines[pipeline_count++] = {{vren_radix_materials_fast_scan_spv, sizeof(vren_radix_materials_fast_scan_spv),
+                                    fast_materials, std::max(scan_size, tuning.workgroup_size)},
+                                   &s->fast_scan};
+    // A variant per width, up to the first that holds fast_materials.
+    for (uint32_t v = 0; v < kFastVariants && (v == 0 || (1u << kFastBits[v - 1]) < fast_materials); ++v) {
+      // Histograms and owned-count passes sized for the variant's materials only.
+      const uint32_t bits = kFastBits[v];
+      const uint32_t h = std::min(1u << bits, fast_materials);
+      pipelines[pipeline_count++] = {
+          {vren_radix_materials_fast_count_spv, sizeof(vren_radix_materials_fast_count_spv), h, 0, bits},
+          &s->fast_count[v]};
+      pipelines[pipeline_count++] = {
+          {vren_radix_materials_fast_scatter_spv, sizeof(vren_radix_materials_fast_scatter_spv), h, 0, bits},
+          &s->fast_scatter[v]};
+    }
+  }
   for (uint32_t i = 0; i < s->histogram_count; ++i) {
     const uint32_t h = s->histogram_sizes[i];
     pipelines[pipeline_count++] = {{vren_radix_materials_count_spv, sizeof(vren_radix_materials_count_spv), h},
@@ -203,8 +279,12 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
 
 void destroyMaterialSorter(MaterialSorter* s) {
   if (!s) return;
-  for (VkPipeline p : {s->scan, s->offsets, s->pad})
+  for (VkPipeline p : {s->scan, s->offsets, s->pad, s->fast_scan})
     if (p) s->fn.destroyPipeline(s->device, p, s->allocator);
+  for (uint32_t i = 0; i < kFastVariants; ++i) {
+    if (s->fast_count[i]) s->fn.destroyPipeline(s->device, s->fast_count[i], s->allocator);
+    if (s->fast_scatter[i]) s->fn.destroyPipeline(s->device, s->fast_scatter[i], s->allocator);
+  }
   for (uint32_t i = 0; i < kMaxHistograms; ++i) {
     if (s->count[i]) s->fn.destroyPipeline(s->device, s->count[i], s->allocator);
     if (s->scatter[i]) s->fn.destroyPipeline(s->device, s->scatter[i], s->allocator);
@@ -343,12 +423,52 @@ void dispatchGroups(const MaterialSorter* s, VkCommandBuffer cmd, VkPipeline pip
   s->fn.cmdDispatch(cmd, x, divCeil(groups, x), 1);
 }
 
+// Padding slots, with range_alignment > 1: after offsets are known, beside the scatter (disjoint
+// slots, no barrier between them).
+void recordPadding(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info) {
+  if (info.options.range_alignment > 1 && info.pixel_count > 0)
+    dispatchGroups(s, cmd, s->pad,
+                   divCeil(uint64_t{info.material_count} * info.options.range_alignment,
+                           s->properties.tuning.workgroup_size));
+}
+
+// material_count <= fast_material_count: three steps instead of four, each ranking with one
+// ballot per ID bit (shaders/materials_fast.glsl). The scan also writes offsets and dispatch
+// arguments, so timestamps 2 and 3 coincide.
+//   1. count    chunk-major chunk x material histograms  -> chunk_counts | barrier
+//   2. scan     over chunks, totals, offsets, dispatch    -> chunk_counts, counts, offsets, dispatch | barrier
+//   3. scatter  stable ranks                              -> new_to_old (padding beside it)
+void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info,
+                    const MaterialSortRequirements& req) {
+  uint32_t v = 0;
+  while ((1u << kFastBits[v]) < info.material_count) ++v;
+  beginLabel(s, cmd, "vren_radix materials: count");
+  dispatchGroups(s, cmd, s->fast_count[v], req.chunk_count);
+  endLabel(s, cmd);
+  computeToComputeBarrier(s, cmd);
+  timestamp(s, cmd, info, 1);
+
+  beginLabel(s, cmd, "vren_radix materials: scan and offsets");
+  dispatchGroups(s, cmd, s->fast_scan, 1);
+  endLabel(s, cmd);
+  computeToComputeBarrier(s, cmd);
+  timestamp(s, cmd, info, 2);
+  timestamp(s, cmd, info, 3);
+
+  beginLabel(s, cmd, "vren_radix materials: scatter");
+  recordPadding(s, cmd, info);
+  dispatchGroups(s, cmd, s->fast_scatter[v], req.chunk_count);
+  endLabel(s, cmd);
+  timestamp(s, cmd, info, 4);
+}
+
 }  // namespace
 
 void cmdSortMaterials(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info) {
   assert(validateMaterialSortInfo(s, info) == nullptr);
   const MaterialSortRequirements req =
       getMaterialSortRequirements(s, info.pixel_count, info.material_count, info.options);
+  const bool fast = info.material_count <= s->properties.fast_material_count;
   uint32_t h = 0;
   while (s->histogram_sizes[h] < info.material_count) ++h;
 
@@ -370,11 +490,15 @@ void cmdSortMaterials(const MaterialSorter* s, VkCommandBuffer cmd, const Materi
   // One push serves every step: all pipelines share the layout.
   s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
 
+  timestamp(s, cmd, info, 0);
+  if (fast) {
+    recordFastPath(s, cmd, info, req);
+    return;
+  }
   //   1. count    chunk x material histograms  -> chunk_counts  | barrier
   //   2. scan     per material over chunks     -> chunk_counts, counts | barrier
   //   3-4. offsets and dispatch arguments      -> offsets, dispatch | barrier
   //   5. scatter  stable ranks                 -> new_to_old (padding beside it, disjoint slots)
-  timestamp(s, cmd, info, 0);
   beginLabel(s, cmd, "vren_radix materials: count");
   dispatchGroups(s, cmd, s->count[h], req.chunk_count);
   endLabel(s, cmd);
@@ -394,10 +518,7 @@ void cmdSortMaterials(const MaterialSorter* s, VkCommandBuffer cmd, const Materi
   timestamp(s, cmd, info, 3);
 
   beginLabel(s, cmd, "vren_radix materials: scatter");
-  if (info.options.range_alignment > 1 && info.pixel_count > 0)
-    dispatchGroups(s, cmd, s->pad,
-                   divCeil(uint64_t{info.material_count} * info.options.range_alignment,
-                           s->properties.tuning.workgroup_size));
+  recordPadding(s, cmd, info);
   dispatchGroups(s, cmd, s->scatter[h], req.chunk_count);
   endLabel(s, cmd);
   timestamp(s, cmd, info, 4);

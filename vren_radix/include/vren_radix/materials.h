@@ -30,7 +30,8 @@
 //
 // Device requirements: as vren_radix.h (Vulkan 1.2, bufferDeviceAddress, subgroup basic and
 // arithmetic operations in compute shaders), plus subgroup ballot. Any subgroup size from 4 to
-// 128 works.
+// 128 works. The fast path (MaterialSorterProperties::fast_material_count) also needs subgroup
+// shuffles; without them every material count takes the general path.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,8 @@ inline constexpr uint32_t kMaterialSortTimestampCount = 5;
 
 // Per-device tuning. A chunk (one workgroup's share of the pixels) is workgroup_size pixels
 // times max(min_rounds, ceil(material_count / workgroup_size)) rounds: at least as many pixels
-// as materials, so that the per-chunk histogram work never exceeds the per-pixel work.
+// as materials, so that the per-chunk histogram work never exceeds the per-pixel work. (On the
+// fast path material_count <= workgroup_size, so a chunk is min_rounds rounds.)
 struct MaterialTuning {
   uint32_t workgroup_size = 256;
   uint32_t min_rounds = 8;
@@ -75,7 +77,9 @@ struct MaterialSorterCreateInfo {
   bool subgroup_size_control_enabled = false;
   uint32_t required_subgroup_size = 0;
   // Null: the default, 256 threads but at most 8 subgroups (64 threads at 8 lanes), and 8
-  // rounds. Clamped to the device's limits.
+  // rounds. Clamped to the device's limits. The fast path (see
+  // MaterialSorterProperties::fast_material_count) keeps min_rounds pixels per thread in
+  // registers and a chunk in shared memory: large products of the two may disable it.
   const MaterialTuning* tuning = nullptr;
 };
 
@@ -86,6 +90,11 @@ struct MaterialSorterProperties {
   uint32_t max_pixel_count;
   uint32_t max_range_alignment;    // 1024
   uint32_t max_workgroup_count_x;  // dispatch arguments are clamped to this
+  // Material counts up to this (64, or the workgroup size if smaller; less, or 0, if a chunk of
+  // the tuning does not fit in shared memory; 0 without subgroup shuffles) take the fast path:
+  // three steps instead of four, ranking pixels with one subgroup ballot per bit of the material
+  // ID. The outputs are the same.
+  uint32_t fast_material_count;
 };
 
 // Creates the pipelines for one device. On failure returns an error, leaves *sorter null,
@@ -107,7 +116,7 @@ struct MaterialSortOptions {
 };
 
 struct MaterialSortRequirements {
-  VkDeviceSize chunk_counts_size;  // scratch: u32 [material_count][chunk_count]
+  VkDeviceSize chunk_counts_size;  // scratch: u32 [material_count * chunk_count], layout internal
   VkDeviceSize counts_size;        // u32 [material_count]
   VkDeviceSize offsets_size;       // u32 [material_count]
   VkDeviceSize dispatch_size;      // VkDispatchIndirectCommand [material_count]
@@ -155,6 +164,9 @@ const char* validateMaterialSortInfo(const MaterialSorter* sorter, const Materia
 //   3-4. offsets, dispatch arguments (one workgroup)        -> offsets, dispatch
 //   5. scatter  stable rank within material                 -> new_to_old
 //      (padding slots, with range_alignment > 1, are written beside step 5)
+// With material_count <= fast_material_count (see MaterialSorterProperties), steps 2-4 are one
+// step (one workgroup), so the call records three dispatches (four with padding) and the
+// timestamps after step 2 and after steps 3-4 are taken at the same point.
 //
 // Synchronisation contract:
 // - First access: step 1 reads material_ids and writes chunk_counts at

@@ -1,0 +1,62 @@
+#version 460
+// Material sort, fast path, step 1 of 3: count each chunk's pixels per material.
+//
+// Chunks, segments, ballots and owned counts as in materials_fast.glsl. Each lane first loads
+// all ROUNDS of its pixels (independent loads in flight together). Then, per round, BITS ballots
+// and, per pass on each lane, one AND per bit and one bit count give the round's pixels of the
+// lane's owned material, summed in a register over the rounds: no shared memory, atomics or
+// barriers inside the rounds, and no per-pixel rank (counting needs none). Each subgroup writes
+// its segment's counts to its own row of s_count; one barrier, and a thread per material sums the
+// rows. The histogram is written chunk-major,
+//   chunk_counts[chunk * material_count + material],
+// one contiguous row per chunk, for materials_fast_scan.comp.
+//
+// Config: WORKGROUP_SIZE threads, ROUNDS pixels per thread, BITS, MAX_SUBGROUPS >=
+// gl_NumSubgroups, HISTOGRAM_SIZE >= material_count (<= WORKGROUP_SIZE).
+// Shared memory: s_count, 4 * HISTOGRAM_SIZE * MAX_SUBGROUPS bytes (2 KiB for 64 materials in
+// 8 subgroups).
+#extension GL_GOOGLE_include_directive : require
+#include "materials_fast.glsl"
+
+// [subgroup][material]: the subgroup's pixels of each material in its segment.
+shared uint s_count[HISTOGRAM_SIZE * MAX_SUBGROUPS];
+
+void main() {
+  const uint chunk = workgroup_index();
+  if (chunk >= pc.chunk_count) return;  // uniform per workgroup: the 2D grid's overhang
+  const uint materials = pc.material_count;
+  const uint first = segment_pixel(chunk);
+
+  // 1. Load every round's material.
+  uint material[ROUNDS];
+  [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
+    const uint pixel = first + r * gl_SubgroupSize;
+    material[r] = pixel < pc.pixel_count ? load_material(pixel) : 0u;
+  }
+
+  // 2. Count the segment's pixels of each owned material. Pixels past the end (the last chunk
+  //    only) are left out by the ballot of valid lanes.
+  uint count[MAX_PASSES];
+  [[unroll]] for (uint k = 0u; k < MAX_PASSES; ++k) count[k] = 0u;
+  [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
+    uvec4 ballots[BITS];
+    bit_ballots(material[r], ballots);
+    const uvec4 valid = subgroupBallot(first + r * gl_SubgroupSize < pc.pixel_count);
+    const uvec4 owned = owned_lanes(valid, ballots);
+    [[unroll]] for (uint k = 0u; k < MAX_PASSES; ++k) {
+      if (pass_in_use(k)) count[k] += subgroupBallotBitCount(pass_lanes(k, owned, ballots));  // uniform
+    }
+  }
+  [[unroll]] for (uint k = 0u; k < MAX_PASSES; ++k) {
+    const uint mine = k * gl_SubgroupSize + gl_SubgroupInvocationID;
+    if (mine < materials) s_count[gl_SubgroupID * materials + mine] = count[k];
+  }
+  barrier();  // every subgroup's row written before the rows are summed
+
+  // 3. Sum the rows and write the chunk's.
+  for (uint m = gl_LocalInvocationIndex; m < materials; m += gl_WorkGroupSize.x) {
+    uint total = 0u;
+    for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_count[s * materials + m];
+    pc.chunk_counts.data[chunk * materials + m] = total;
+  }
+}

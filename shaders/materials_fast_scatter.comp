@@ -1,0 +1,135 @@
+#version 460
+// Material sort, fast path, step 3 of 3: stable rank of each pixel within its material, and the map
+//   new_to_old[offsets[m] + rank] = pixel.
+//
+// Chunks, segments, ballots and owned counts as in materials_fast.glsl. A pixel's rank among its
+// chunk's pixels of material m is
+//     pixels of m in earlier subgroups' segments      (scan of s_count over subgroups, phase 3)
+//   + pixels of m in earlier rounds of this segment   (the owning lane's running count, phase 2)
+//   + pixels of m in earlier lanes of this round      (bit count of the peers below the lane)
+// and its destination that plus chunk_counts[chunk][m] (offsets[m] + pixels of m in earlier
+// chunks, from step 2), so pixels keep their scan order within each material: the map is stable.
+// Its chunk-local position, in the chunk sorted by material, is the rank plus the chunk's pixels
+// of lower materials (the material's start).
+// The running counts live in registers of the lanes that own the materials, and a lane reads its
+// material's with one shuffle per round: a round touches no shared memory and needs no barrier.
+// The chunk is then sorted by material in shared memory and written out in that order:
+// consecutive threads write consecutive slots, where scattering straight from the ranks would
+// write one short run per material and round (one 32-byte sector per pixel with 64 random
+// materials). Three workgroup barriers per chunk.
+//
+// Config: WORKGROUP_SIZE threads, ROUNDS pixels per thread (WORKGROUP_SIZE * ROUNDS <= 65536),
+// BITS, MAX_SUBGROUPS >= gl_NumSubgroups, HISTOGRAM_SIZE >= material_count (<= 64 and <=
+// WORKGROUP_SIZE).
+// Shared memory (bytes), W = WORKGROUP_SIZE, G = MAX_SUBGROUPS, H = HISTOGRAM_SIZE:
+//   s_count    4 H G      (2 KiB for 64 materials in 8 subgroups)
+//   s_delta    4 H
+//   s_sorted   4 W ROUNDS (16 KiB for 256 threads and 16 rounds)
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "materials_fast.glsl"
+
+// Subgroup s's row, [s * material_count, (s + 1) * material_count): its segment's pixels per
+// material (phase 2), then per material the chunk-local position of its first pixel in the
+// segment: start + pixels in earlier subgroups' segments (phase 3).
+shared uint s_count[HISTOGRAM_SIZE * MAX_SUBGROUPS];
+// Per material: the chunk's first destination (phase 1), then destination minus chunk-local
+// position (phase 3), for phase 5.
+shared uint s_delta[HISTOGRAM_SIZE];
+// The chunk in material order: pixel index within the chunk | material << 16.
+shared uint s_sorted[gl_WorkGroupSize.x * ROUNDS];
+
+void main() {
+  const uint chunk = workgroup_index();
+  if (chunk >= pc.chunk_count) return;  // uniform per workgroup: the 2D grid's overhang
+  const uint materials = pc.material_count;
+  const uint chunk_size = gl_WorkGroupSize.x * ROUNDS;
+  const uint chunk_begin = chunk * chunk_size;
+  const uint first = segment_pixel(chunk);
+  const uint row = gl_SubgroupID * materials;
+  const uint t = gl_LocalInvocationIndex;
+
+  // 1. Load every round's material and, one material per thread (materials <= W), the chunk's
+  //    destinations from step 2: their latency hides behind phase 2.
+  uint material[ROUNDS];
+  [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
+    const uint pixel = first + r * gl_SubgroupSize;
+    material[r] = pixel < pc.pixel_count ? load_material(pixel) : 0u;
+  }
+  const uint chunk_base = t < materials ? pc.chunk_counts.data[chunk * materials + t] : 0u;
+
+  // 2. Rank within the segment: earlier lanes of this round (peers below) + earlier rounds (the
+  //    owner's running count). Material m's count is before[m / S] of lane m % S (S is a power of
+  //    two); a lane reads it from every pass's owner lane and keeps the one of its pass. Pixels
+  //    past the end (the last chunk only) are left out by the ballot of valid lanes.
+  uint before[MAX_PASSES];  // pixels of material k * S + lane in this segment's earlier rounds
+  [[unroll]] for (uint k = 0u; k < MAX_PASSES; ++k) before[k] = 0u;
+  uint rank[ROUNDS];
+  [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
+    uvec4 ballots[BITS];
+    bit_ballots(material[r], ballots);
+    const uvec4 valid = subgroupBallot(first + r * gl_SubgroupSize < pc.pixel_count);
+    rank[r] = subgroupBallotExclusiveBitCount(lanes_of(material[r], valid, ballots));
+    const uint owner = material[r] & (gl_SubgroupSize - 1u);
+    const uvec4 owned = owned_lanes(valid, ballots);
+    [[unroll]] for (uint k = 0u; k < MAX_PASSES; ++k) {
+      if (pass_in_use(k)) {  // uniform
+        const uint owner_before = subgroupShuffle(before[k], owner);
+        if (material[r] - k * gl_SubgroupSize < gl_SubgroupSize) rank[r] += owner_before;
+        before[k] += subgroupBallotBitCount(pass_lanes(k, owned, ballots));
+      }
+    }
+  }
+  [[unroll]] for (uint k = 0u; k < MAX_PASSES; ++k) {
+    const uint mine = k * gl_SubgroupSize + gl_SubgroupInvocationID;
+    if (mine < materials) s_count[row + mine] = before[k];
+  }
+  if (t < materials) s_delta[t] = chunk_base;
+  barrier();  // every subgroup's row, and the destinations, in place before phase 3 reads them
+
+  // 3. Per material, gl_SubgroupSize at a time in the first subgroup: the chunk's total (sum of
+  //    the rows), the material's start (exclusive scan of the totals), then each row's entry
+  //    becomes start + the earlier rows' sum: phase 4 adds one shared word to a rank.
+  if (gl_SubgroupID == 0u) {
+    uint carry = 0u;
+    for (uint base = 0u; base < materials; base += gl_SubgroupSize) {  // uniform
+      const uint m = base + gl_SubgroupInvocationID;
+      uint total = 0u;
+      if (m < materials)
+        for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_count[s * materials + m];
+      const uint start = carry + subgroupExclusiveAdd(total);
+      if (m < materials) {
+        s_delta[m] -= start;
+        uint position = start;
+        for (uint s = 0u; s < gl_NumSubgroups; ++s) {
+          const uint n = s_count[s * materials + m];
+          s_count[s * materials + m] = position;
+          position += n;
+        }
+      }
+      carry += subgroupAdd(total);
+    }
+  }
+  barrier();  // rows and deltas visible to every lane
+
+  // 4. Sort the chunk in shared memory, so that phase 5 writes runs of consecutive slots.
+  const uint segment = gl_SubgroupID * ROUNDS * gl_SubgroupSize + gl_SubgroupInvocationID;
+  [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
+    if (first + r * gl_SubgroupSize < pc.pixel_count) {
+      const uint m = material[r];
+      s_sorted[s_count[row + m] + rank[r]] = (segment + r * gl_SubgroupSize) | (m << 16);
+    }
+  }
+  barrier();  // the sorted chunk complete before it is written out
+
+  // 5. Write the map: thread i takes chunk-local positions i, i + W, ...; consecutive threads
+  //    mostly write consecutive slots of one material.
+  const uint pixels = min(chunk_size, pc.pixel_count - chunk_begin);
+  [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
+    const uint i = r * gl_WorkGroupSize.x + t;
+    if (i < pixels) {
+      const uint e = s_sorted[i];
+      pc.new_to_old.data[s_delta[e >> 16] + i] = chunk_begin + (e & 0xFFFFu);
+    }
+  }
+}
