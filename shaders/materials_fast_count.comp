@@ -7,9 +7,9 @@
 // lane's owned material, summed in a register over the rounds: no shared memory, atomics or
 // barriers inside the rounds, and no per-pixel rank (counting needs none). Each subgroup writes
 // its segment's counts to its own row of s_count; one barrier, and a thread per material sums the
-// rows. The histogram is written chunk-major,
-//   chunk_counts[chunk * material_count + material],
-// one contiguous row per chunk, for materials_fast_scan.comp.
+// rows. The histogram is written material-major,
+//   chunk_counts[material * chunk_count + chunk],
+// so that materials_fast_scan.comp's workgroup for a material reads its row contiguously.
 //
 // Config: WORKGROUP_SIZE threads, ROUNDS pixels per thread, BITS, MAX_SUBGROUPS >=
 // gl_NumSubgroups, HISTOGRAM_SIZE >= material_count (<= WORKGROUP_SIZE).
@@ -57,6 +57,6 @@ void main() {
   for (uint m = gl_LocalInvocationIndex; m < materials; m += gl_WorkGroupSize.x) {
     uint total = 0u;
     for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_count[s * materials + m];
-    pc.chunk_counts.data[chunk * materials + m] = total;
+    pc.chunk_counts.data[m * pc.chunk_count + chunk] = total;
   }
 }

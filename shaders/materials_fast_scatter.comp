@@ -1,13 +1,22 @@
 #version 460
-// Material sort, fast path, step 3 of 3: stable rank of each pixel within its material, and the map
-//   new_to_old[offsets[m] + rank] = pixel.
+// Material sort, fast path, step 3 of 3: the range offsets, stable rank of each pixel within its
+// material, the map
+//   new_to_old[offsets[m] + rank] = pixel,
+// and the padding slots.
+//
+// Offsets: every workgroup loads the M totals (counts, from step 2) and scans them, padded to
+// range_alignment, beside its chunk's own scan over materials (phase 3); workgroup 0 writes them
+// to offsets. That costs each workgroup one load per material thread, issued with its chunk's
+// prefixes, where a one-workgroup offsets step between the scan and this one cost a serial
+// chain of its own. Padding: workgroup c fills the padding slots of materials c, c + C, ...
+// (C = chunk_count): no padding dispatch beside this one.
 //
 // Chunks, segments, ballots and owned counts as in materials_fast.glsl. A pixel's rank among its
 // chunk's pixels of material m is
 //     pixels of m in earlier subgroups' segments      (scan of s_count over subgroups, phase 3)
 //   + pixels of m in earlier rounds of this segment   (the owning lane's running count, phase 2)
 //   + pixels of m in earlier lanes of this round      (bit count of the peers below the lane)
-// and its destination that plus chunk_counts[chunk][m] (offsets[m] + pixels of m in earlier
+// and its destination that plus offsets[m] + chunk_counts[m][chunk] (pixels of m in earlier
 // chunks, from step 2), so pixels keep their scan order within each material: the map is stable.
 // Its chunk-local position, in the chunk sorted by material, is the rank plus the chunk's pixels
 // of lower materials (the material's start).
@@ -24,6 +33,7 @@
 // Shared memory (bytes), W = WORKGROUP_SIZE, G = MAX_SUBGROUPS, H = HISTOGRAM_SIZE:
 //   s_count    4 H G      (2 KiB for 64 materials in 8 subgroups)
 //   s_delta    4 H
+//   s_range_*  8 H
 //   s_sorted   4 W ROUNDS (16 KiB for 256 threads and 16 rounds)
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -33,9 +43,12 @@
 // material (phase 2), then per material the chunk-local position of its first pixel in the
 // segment: start + pixels in earlier subgroups' segments (phase 3).
 shared uint s_count[HISTOGRAM_SIZE * MAX_SUBGROUPS];
-// Per material: the chunk's first destination (phase 1), then destination minus chunk-local
+// Per material: the pixels of m in earlier chunks (phase 1), then destination minus chunk-local
 // position (phase 3), for phase 5.
 shared uint s_delta[HISTOGRAM_SIZE];
+// Per material: counts[m] (phase 1), and offsets[m] (phase 3), for the padding.
+shared uint s_range_count[HISTOGRAM_SIZE];
+shared uint s_range_offset[HISTOGRAM_SIZE];
 // The chunk in material order: pixel index within the chunk | material << 16.
 shared uint s_sorted[gl_WorkGroupSize.x * ROUNDS];
 
@@ -50,13 +63,14 @@ void main() {
   const uint t = gl_LocalInvocationIndex;
 
   // 1. Load every round's material and, one material per thread (materials <= W), the chunk's
-  //    destinations from step 2: their latency hides behind phase 2.
+  //    prefixes and the totals from step 2: their latency hides behind phase 2.
   uint material[ROUNDS];
   [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
     const uint pixel = first + r * gl_SubgroupSize;
     material[r] = pixel < pc.pixel_count ? load_material(pixel) : 0u;
   }
-  const uint chunk_base = t < materials ? pc.chunk_counts.data[chunk * materials + t] : 0u;
+  const uint chunk_base = t < materials ? pc.chunk_counts.data[t * pc.chunk_count + chunk] : 0u;
+  const uint material_total = t < materials ? pc.counts.data[t] : 0u;
 
   // 2. Rank within the segment: earlier lanes of this round (peers below) + earlier rounds (the
   //    owner's running count). Material m's count is before[m / S] of lane m % S (S is a power of
@@ -84,22 +98,33 @@ void main() {
     const uint mine = k * gl_SubgroupSize + gl_SubgroupInvocationID;
     if (mine < materials) s_count[row + mine] = before[k];
   }
-  if (t < materials) s_delta[t] = chunk_base;
-  barrier();  // every subgroup's row, and the destinations, in place before phase 3 reads them
+  if (t < materials) {
+    s_delta[t] = chunk_base;
+    s_range_count[t] = material_total;
+  }
+  barrier();  // every subgroup's row, the prefixes and the totals in place before phase 3 reads them
 
   // 3. Per material, gl_SubgroupSize at a time in the first subgroup: the chunk's total (sum of
   //    the rows), the material's start (exclusive scan of the totals), then each row's entry
-  //    becomes start + the earlier rows' sum: phase 4 adds one shared word to a rank.
+  //    becomes start + the earlier rows' sum: phase 4 adds one shared word to a rank. Beside
+  //    it, the range offsets (exclusive scan of the padded totals).
   if (gl_SubgroupID == 0u) {
     uint carry = 0u;
+    uint range_carry = 0u;
     for (uint base = 0u; base < materials; base += gl_SubgroupSize) {  // uniform
       const uint m = base + gl_SubgroupInvocationID;
       uint total = 0u;
       if (m < materials)
         for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_count[s * materials + m];
       const uint start = carry + subgroupExclusiveAdd(total);
+      const uint count = m < materials ? s_range_count[m] : 0u;
+      const uint padded = (count + pc.alignment - 1u) & ~(pc.alignment - 1u);
+      const uint offset = range_carry + subgroupExclusiveAdd(padded);
+      range_carry += subgroupAdd(padded);
       if (m < materials) {
-        s_delta[m] -= start;
+        s_delta[m] += offset - start;
+        s_range_offset[m] = offset;
+        if (chunk == 0u) pc.offsets.data[m] = offset;
         uint position = start;
         for (uint s = 0u; s < gl_NumSubgroups; ++s) {
           const uint n = s_count[s * materials + m];
@@ -110,7 +135,7 @@ void main() {
       carry += subgroupAdd(total);
     }
   }
-  barrier();  // rows and deltas visible to every lane
+  barrier();  // rows, deltas and offsets visible to every lane
 
   // 4. Sort the chunk in shared memory, so that phase 5 writes runs of consecutive slots.
   const uint segment = gl_SubgroupID * ROUNDS * gl_SubgroupSize + gl_SubgroupInvocationID;
@@ -130,6 +155,17 @@ void main() {
     if (i < pixels) {
       const uint e = s_sorted[i];
       pc.new_to_old.data[s_delta[e >> 16] + i] = chunk_begin + (e & 0xFFFFu);
+    }
+  }
+
+  // 6. Padding slots (range_alignment > 1): [offsets[m] + counts[m], offsets[m] + padded count)
+  //    of materials chunk, chunk + C, ...: disjoint from every pixel's slot.
+  if (pc.alignment > 1u) {  // uniform
+    for (uint m = chunk; m < materials; m += pc.chunk_count) {
+      const uint count = s_range_count[m];
+      const uint padded = (count + pc.alignment - 1u) & ~(pc.alignment - 1u);
+      for (uint slot = count + t; slot < padded; slot += gl_WorkGroupSize.x)
+        pc.new_to_old.data[s_range_offset[m] + slot] = VREN_MATERIALS_PADDING_SLOT;
     }
   }
 }

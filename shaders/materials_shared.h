@@ -32,7 +32,7 @@ static_assert(sizeof(MaterialDispatch) == 12, "MaterialDispatch must match VkDis
 
 struct MaterialConstants {
   uint64_t material_ids;  // [pixel_count]
-  uint64_t chunk_counts;  // [material_count][chunk_count]; fast path: [chunk_count][material_count]
+  uint64_t chunk_counts;  // [material_count][chunk_count] (both paths)
   uint64_t counts;        // [material_count]
   uint64_t offsets;       // [material_count]
   uint64_t dispatch;      // MaterialDispatch[material_count]

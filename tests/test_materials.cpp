@@ -395,17 +395,24 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path ID widths and owned-count passe
   }
 }
 
-// The fast path's scan gives each thread of one workgroup a run of chunks per material and loads
-// them 16 at a time: runs longer than that, and of uneven length, need many chunks per thread.
+// The fast path's scan is a workgroup per material, as wide as the device allows (up to 1024
+// threads; on lavapipe 32 subgroups, so 128 to 512 threads), that gives each thread a run of
+// chunks of the material's row and loads them 16 at a time. For each possible width W: runs of
+// one chunk with idle threads, of just over 16 (a second batch) and of more than 16 and uneven
+// length (phase 3 loads again), the last thread's run shorter.
 TEST_CASE_FIXTURE(GpuTest, "materials: fast path with many chunks per scan thread") {
   const MaterialTuning tiny{32, 1};
-  for (MaterialSorter* sorter : {materialSorter(&tiny), materialSorter()}) {
-    const uint32_t materials = getMaterialSorterProperties(sorter).fast_material_count;
-    const uint32_t c = chunkSize(materials, sorter);
-    // 1024 threads / 64 materials = 16 runs: 600 chunks make runs of 38, the last one shorter.
-    for (uint32_t n : {600 * c - 1, 1283 * c + 7})
-      checkSort(randomIds(n, materials), materials, aligned(32), "random", sorter);
-  }
+  MaterialSorter* small_chunks = materialSorter(&tiny);
+  const uint32_t materials = getMaterialSorterProperties(small_chunks).fast_material_count;
+  const uint32_t c = chunkSize(materials, small_chunks);
+  checkSort(randomIds(100 * c - 3, materials), materials, aligned(32), "random", small_chunks);
+  for (uint32_t w : {128u, 256u, 512u, 1024u})
+    for (uint32_t chunks : {16 * w + 1, 17 * w + 5})
+      checkSort(randomIds(chunks * c - 3, materials), materials, aligned(32), "random", small_chunks);
+  MaterialSorter* sorter = materialSorter();
+  const uint32_t fast = getMaterialSorterProperties(sorter).fast_material_count;
+  for (uint32_t n : {600 * chunkSize(fast, sorter) - 1, 1283 * chunkSize(fast, sorter) + 7})
+    checkSort(randomIds(n, fast), fast, aligned(32), "random", sorter);
 }
 
 // The fast path unrolls min_rounds rounds per thread: odd and large counts, and workgroups of

@@ -44,7 +44,8 @@ constexpr MaterialTuning kDefaultTuning = {256, 8};
 // current shaders. Prediction, not measured: 256x8 stays best, as the scatter keeps an ID and a
 // rank per round in registers (about 40 registers per thread at 8 rounds, 56 at 16: 6 against
 // 4 workgroups per SM), and the scan's twice as many chunk rows cost only 0.7 us (7.0 against
-// 6.3 us, measured).
+// 6.3 us, measured; since then the scan is a workgroup per material, one or two chunks per
+// thread at 2560x1440, so the chunk count matters to it even less).
 constexpr MaterialTuning kNvidiaTuning = {256, 8};
 constexpr uint32_t kVendorNvidia = 0x10DE;
 // The fast path (shaders/materials_fast_*): up to this many materials (6 ID bits, 6 ballots per
@@ -56,7 +57,8 @@ constexpr uint32_t kMaxFastMaterials = 64;
 constexpr uint32_t kFastBits[] = {3, 6};
 constexpr uint32_t kFastVariants = 2;
 static_assert(std::size(kFastBits) == kFastVariants && (1u << kFastBits[kFastVariants - 1]) >= kMaxFastMaterials);
-// The fast path's scan is one workgroup: as wide as the device allows, up to this.
+// The fast path's scan is a workgroup per material: as wide as the device allows, up to this, so
+// that a row of chunks is one batch of loads per thread.
 constexpr uint32_t kFastScanWorkgroupSize = 1024;
 
 using detail::DeviceFunctions;
@@ -91,7 +93,7 @@ bool hasSubgroupShuffle(const MaterialSorterCreateInfo& info) {
 
 // Shared memory of the fast path's scatter pass, the larger of its passes.
 uint32_t fastScatterSharedBytes(uint32_t materials, uint32_t max_subgroups, const MaterialTuning& t) {
-  return 4 * materials * max_subgroups + 4 * materials + 4 * t.workgroup_size * t.min_rounds;
+  return 4 * materials * max_subgroups + 12 * materials + 4 * t.workgroup_size * t.min_rounds;
 }
 
 // Shared memory of the scatter pass, the largest of the passes.
@@ -265,9 +267,13 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
     pipelines[pipeline_count++] = {{vren_radix_materials_scatter_spv, sizeof(vren_radix_materials_scatter_spv), h},
                                    &s->scatter[i]};
   }
-  for (uint32_t i = 0; i < pipeline_count && result == VK_SUCCESS; ++i)
-    result = createPipeline(*s, info.pipeline_cache, pipelines[i].spec, max_subgroups, facts.required_subgroup_size,
-                            pipelines[i].target);
+  for (uint32_t i = 0; i < pipeline_count && result == VK_SUCCESS; ++i) {
+    // The scan's own workgroup size holds more subgroups than the tuning's.
+    const uint32_t own_size = pipelines[i].spec.workgroup_size;
+    result = createPipeline(*s, info.pipeline_cache, pipelines[i].spec,
+                            own_size ? std::max(1u, own_size / facts.min_subgroup_size) : max_subgroups,
+                            facts.required_subgroup_size, pipelines[i].target);
+  }
   if (result != VK_SUCCESS) {
     if (why) *why = "Creating the material sort pipelines failed (" + std::to_string(static_cast<int>(result)) + ").";
     destroyMaterialSorter(s);
@@ -432,12 +438,14 @@ void recordPadding(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialS
                            s->properties.tuning.workgroup_size));
 }
 
-// material_count <= fast_material_count: three steps instead of four, each ranking with one
-// ballot per ID bit (shaders/materials_fast.glsl). The scan also writes offsets and dispatch
-// arguments, so timestamps 2 and 3 coincide.
-//   1. count    chunk-major chunk x material histograms  -> chunk_counts | barrier
-//   2. scan     over chunks, totals, offsets, dispatch    -> chunk_counts, counts, offsets, dispatch | barrier
-//   3. scatter  stable ranks                              -> new_to_old (padding beside it)
+// material_count <= fast_material_count: three dispatches, with or without padding, each ranking
+// with one ballot per ID bit (shaders/materials_fast.glsl). Offsets need every material's total,
+// so the scatter, which reads them all anyway, computes them (workgroup 0 writes them out) and
+// writes the padding slots: no step waits on a one-workgroup offsets pass. Timestamps 2 and 3
+// coincide.
+//   1. count    material-major histograms                  -> chunk_counts | barrier
+//   2. scan     a workgroup per material: row, total       -> chunk_counts, counts, dispatch | barrier
+//   3. scatter  offsets, stable ranks, padding slots       -> offsets, new_to_old
 void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info,
                     const MaterialSortRequirements& req) {
   uint32_t v = 0;
@@ -448,15 +456,14 @@ void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const Material
   computeToComputeBarrier(s, cmd);
   timestamp(s, cmd, info, 1);
 
-  beginLabel(s, cmd, "vren_radix materials: scan and offsets");
-  dispatchGroups(s, cmd, s->fast_scan, 1);
+  beginLabel(s, cmd, "vren_radix materials: scan");
+  dispatchGroups(s, cmd, s->fast_scan, info.material_count);
   endLabel(s, cmd);
   computeToComputeBarrier(s, cmd);
   timestamp(s, cmd, info, 2);
   timestamp(s, cmd, info, 3);
 
   beginLabel(s, cmd, "vren_radix materials: scatter");
-  recordPadding(s, cmd, info);
   dispatchGroups(s, cmd, s->fast_scatter[v], req.chunk_count);
   endLabel(s, cmd);
   timestamp(s, cmd, info, 4);

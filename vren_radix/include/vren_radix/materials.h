@@ -164,9 +164,10 @@ const char* validateMaterialSortInfo(const MaterialSorter* sorter, const Materia
 //   3-4. offsets, dispatch arguments (one workgroup)        -> offsets, dispatch
 //   5. scatter  stable rank within material                 -> new_to_old
 //      (padding slots, with range_alignment > 1, are written beside step 5)
-// With material_count <= fast_material_count (see MaterialSorterProperties), steps 2-4 are one
-// step (one workgroup), so the call records three dispatches (four with padding) and the
-// timestamps after step 2 and after steps 3-4 are taken at the same point.
+// With material_count <= fast_material_count (see MaterialSorterProperties), the call records
+// three dispatches, padding or not: count; scan (counts, dispatch); scatter, which also writes
+// offsets and the padding slots. The timestamps after step 2 and after steps 3-4 are taken at
+// the same point.
 //
 // Synchronisation contract:
 // - First access: step 1 reads material_ids and writes chunk_counts at
@@ -174,9 +175,10 @@ const char* validateMaterialSortInfo(const MaterialSorter* sorter, const Materia
 //   available to COMPUTE_SHADER / SHADER_READ, and order earlier uses of every other buffer
 //   (e.g. last frame's vkCmdDispatchIndirect and shading reads) before COMPUTE_SHADER /
 //   SHADER_WRITE.
-// - Last access: counts, offsets and dispatch are written by step 2-4 and new_to_old by step 5,
-//   all at COMPUTE_SHADER / SHADER_WRITE. Before shading, add a barrier from there to
-//   DRAW_INDIRECT / INDIRECT_COMMAND_READ (dispatch) and COMPUTE_SHADER / SHADER_READ.
+// - Last access: counts, offsets and dispatch are written by step 2-4 (offsets by step 5 on the
+//   fast path) and new_to_old by step 5, all at COMPUTE_SHADER / SHADER_WRITE. Before shading,
+//   add a barrier from there to DRAW_INDIRECT / INDIRECT_COMMAND_READ (dispatch) and
+//   COMPUTE_SHADER / SHADER_READ.
 //
 // Preconditions (checked by validateMaterialSortInfo, asserted in debug builds):
 // material_count must be in [1, max_material_count]; pixel_count must not exceed
