@@ -461,7 +461,7 @@ TEST_CASE_FIXTURE(GpuTest, "tile packing: tile sizes, container counts, alignmen
       {128, 127, 32, 0},  // the largest tile
       {64, 127, 1, 64},   // alignment 1: every container is a multiple
       {8, 127, 256, 0},   // alignment past the tile's pixels
-      {16, 31, 8, 16},    // 16 threads: one subgroup per tile at 16 lanes, which also reserves the range
+      {16, 31, 8, 16},    // 16 threads (raised to one whole subgroup where subgroups are wider)
   };
   for (const PackerConfig& cfg : configs) {
     const Screen s = blockScreen(150, 97, 60, 0.1, rng());

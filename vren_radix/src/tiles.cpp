@@ -16,7 +16,7 @@ using detail::TilePackConstants;
 
 // One thread per quad of 4 pixels (one 16-byte load), so a 64 x 64 tile gets 1024 threads and
 // each thread's chain of dependent work is a single quad. H200, bench_tiles 2560 x 1440, both
-// options, before the parallel claims: 35.5 us at 1024 threads vs 41.3 at 512 and 46.5 at 256.
+// options: 34.9 us at 1024 threads vs 39.4 at 512 and 46.7 at 256 (bench/RESULTS.md).
 constexpr uint32_t kDefaultWorkgroupSize = 1024;
 constexpr uint32_t kPixelsPerQuad = 4;
 constexpr VkDeviceSize kAlignment = 4;
@@ -122,12 +122,14 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
     return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
                 VK_ERROR_INITIALIZATION_FAILED);
 
-  // A power of two within the device's limit and the tile's quads, and at least one pinned
-  // subgroup (required full subgroups need a workgroup that is a multiple of it).
+  // A power of two within the device's limit and the tile's quads, and at least one subgroup of
+  // the largest size the device may run: the shader hands lane r round r's key, so a subgroup's
+  // active lanes must be 0..n-1, which only whole subgroups promise.
   const uint32_t tile_quads = info.tile_size * info.tile_size / kPixelsPerQuad;
   PassConfig config{};
   config.workgroup_size = detail::floorPow2(std::min(
       {info.workgroup_size ? info.workgroup_size : kDefaultWorkgroupSize, facts.max_workgroup_size, tile_quads}));
+  config.workgroup_size = std::max(config.workgroup_size, detail::floorPow2(std::max(1u, facts.max_subgroup_size)));
   if (facts.required_subgroup_size) config.workgroup_size = std::max(config.workgroup_size, facts.required_subgroup_size);
   config.quads_per_thread = divCeil(tile_quads, config.workgroup_size);
   if (config.workgroup_size > facts.max_workgroup_size)

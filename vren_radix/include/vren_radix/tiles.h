@@ -75,8 +75,8 @@ struct TilePackerCreateInfo {
   // multiple of it first.
   uint32_t alignment = 32;
   // Threads per tile: 0 chooses (1024: one thread per 4 pixels of a 64 x 64 tile), clamped to
-  // the device and to one thread per 4 pixels of the tile; a non-zero value must be a power of
-  // two and is clamped the same way.
+  // the device and to one thread per 4 pixels of the tile, then raised to at least one whole
+  // subgroup; a non-zero value must be a power of two and is clamped the same way.
   uint32_t workgroup_size = 0;
 };
 
@@ -121,7 +121,9 @@ struct TilePackInfo {
   // Output: per pixel with work, (y << 16) | x. Tile t owns slots [start_t, start_t +
   // align_up(count_t)); its first count_t slots are its pixels, grouped by container, the rest
   // hold kTilePadding. Inside a container, pixels come block by block (16 x 8 pixels at 32
-  // lanes), and inside a block by x % 4, then in Morton order. The order of blocks, the order
+  // lanes; with more quads than threads, one block per quad round), and inside a block by x % 4,
+  // then in Morton order; pixels of a subgroup with more distinct keys than its match rounds
+  // come after those ranked in the rounds, in atomic order. The order of blocks, the order
   // of containers of equal class and the order of tiles' ranges follow the order in which the
   // GPU's atomics land, so they may change from run to run. At least
   // getTileMemoryRequirements().pixels_size bytes. Slots past the range's size are never
