@@ -37,15 +37,11 @@ constexpr uint32_t kMaxHistograms = 3;
 // lavapipe, 8 lanes, 640x360 random IDs: scatter 15.8 ms at 64 threads vs 48.7 ms at 256.
 constexpr uint32_t kDefaultSubgroupsPerWorkgroup = 8;
 constexpr MaterialTuning kDefaultTuning = {256, 8};
-// NVIDIA: a measured row, for the fast path before its ballots were unrolled and its shared
-// atomics and per-round barriers removed. H200, 2560x1440 random IDs, bench_materials
-// --tuning=WxR, median of 5 x 200, total us for 8 / 64 materials: 256x8 70.0 / 110.3,
-// 256x16 83.9 / 123.1, 1024x4 75.4 / 111.7, 128x16 77.0 / 119.3. Not yet re-measured with the
-// current shaders. Prediction, not measured: 256x8 stays best, as the scatter keeps an ID and a
-// rank per round in registers (about 40 registers per thread at 8 rounds, 56 at 16: 6 against
-// 4 workgroups per SM), and the scan's twice as many chunk rows cost only 0.7 us (7.0 against
-// 6.3 us, measured; since then the scan is a workgroup per material, one or two chunks per
-// thread at 2560x1440, so the chunk count matters to it even less).
+// NVIDIA: a measured row. H200, 2560x1440 random IDs, bench_materials --tuning=WxR, median of
+// 5 x 200, total us for 8 / 64 materials with the current fast path: 256x8 36.0 / 49.7, 256x4
+// 34.8 / 48.1, 512x8 36.5 / 47.4 (within the run-to-run spread of ~2 us; a later run gave 256x4
+// 38.3 / 53.1), and with the first fast path 256x16 83.9 / 123.1, 1024x4 75.4 / 111.7, 128x16
+// 77.0 / 119.3 against 256x8 70.0 / 110.3 (bench/RESULTS.md).
 constexpr MaterialTuning kNvidiaTuning = {256, 8};
 constexpr uint32_t kVendorNvidia = 0x10DE;
 // The fast path (shaders/materials_fast_*): up to this many materials (6 ID bits, 6 ballots per
@@ -214,9 +210,12 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   s->properties.max_range_alignment = kMaxRangeAlignment;
   s->properties.max_workgroup_count_x = facts.max_groups[0];
   s->max_groups_y = facts.max_groups[1];
-  // Fast path: one material per thread in its scatter's phase 3, and the chunk and per-subgroup
+  // Fast path: one material per thread in its scatter's phase 1, and the chunk and per-subgroup
   // counts in shared memory; the chunk stays min_rounds rounds (the chunk formula in materials.h).
-  uint32_t fast_materials = hasSubgroupShuffle(info) ? std::min(kMaxFastMaterials, tuning.workgroup_size) : 0;
+  // Its scatter packs a pixel's index in the chunk into 16 bits.
+  const bool small_chunk = uint64_t{tuning.workgroup_size} * tuning.min_rounds <= (uint64_t{1} << 16);
+  uint32_t fast_materials =
+      hasSubgroupShuffle(info) && small_chunk ? std::min(kMaxFastMaterials, tuning.workgroup_size) : 0;
   while (fast_materials > 0 && fastScatterSharedBytes(fast_materials, max_subgroups, tuning) > facts.max_shared_memory)
     fast_materials /= 2;
   s->properties.fast_material_count = fast_materials;

@@ -147,7 +147,8 @@ struct MaterialSortInfo {
   BufferRange new_to_old;    // out; slots past the last material's range are left untouched
   // Optional: kMaterialSortTimestampCount timestamps (queries reset by the caller) from
   // first_query: before step 1, after step 1 (count), after step 2 (scan), after steps 3-4
-  // (offsets, dispatch), after step 5 (scatter, and padding).
+  // (offsets, dispatch), after step 5 (scatter, and padding). On the path for few materials
+  // (see cmdSortMaterials) the third and fourth are taken at the same point.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
 };
