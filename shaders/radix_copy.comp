@@ -1,7 +1,8 @@
 #version 460
 // Sort epilogue: skipped passes leave the data in the other ping-pong buffer than the pass count
 // predicts; this pass moves it to where the API says the result is, one tile per workgroup.
-// When nothing was skipped (or an even number of passes was), every workgroup returns at once.
+// When nothing was skipped (or an even number of passes was), the last pass has made its grid
+// empty.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 

@@ -48,7 +48,7 @@ void main() {
   const uint input_parity = parity(pc.pass);
   ReadUints keys_in = ReadUints(pc.keys[input_parity]);
   ReadUvec4s keys4 = ReadUvec4s(pc.keys[input_parity]);
-  if (first_tile == 0u && thread == 0u) pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = input_parity ^ 1u;
+  if (first_tile == 0u && thread == 0u) set_next_parity(input_parity ^ 1u);
 
   // 1. Count this thread's share of each tile into the subgroup's counters for that tile.
   for (uint j = gl_SubgroupInvocationID; j < COUNT_TILES * BINS; j += gl_SubgroupSize)

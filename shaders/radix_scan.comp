@@ -75,6 +75,6 @@ void main() {
     pc.internal.data[VREN_RADIX_STATE_TOTALS + bin] = carry;
     const uint count = element_count();
     if (carry == count && count != 0u && (pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u)
-      pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = parity(pc.pass);
+      set_next_parity(parity(pc.pass));
   }
 }

@@ -23,6 +23,7 @@
 #define VREN_RADIX_STATE_TILE_GRID 2   // VkDispatchIndirectCommand {x, y, 1} covering the tiles
 #define VREN_RADIX_STATE_COUNT_GRID 5  // the same covering the count workgroups
 #define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
+#define VREN_RADIX_STATE_COPY_GRID 26  // the final copy's grid: the tiles', or none if not needed
 #define VREN_RADIX_STATE_TOTALS 40     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS 64
 
@@ -31,6 +32,7 @@
 #define VREN_RADIX_FLAG_NEVER_SKIP 16u    // scatter even if every key has the same digit
 #define VREN_RADIX_FLAG_INDIRECT 32u      // setup reads the count from count_address
 #define VREN_RADIX_FLAG_VALUES 64u        // values move with the keys
+#define VREN_RADIX_FLAG_LAST_PASS 128u    // count and scan: this pass decides where the result is
 
 #ifdef __cplusplus
 #include <cstddef>

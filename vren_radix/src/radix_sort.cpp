@@ -411,7 +411,8 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     pc.digit_mask = (1u << std::min<uint32_t>(VREN_RADIX_DIGIT_BITS, info.end_bit - pc.shift)) - 1;
     pc.bin_flip = info.descending ? pc.digit_mask : 0;
     // Argsort: the first pass makes the indices, so it must not be skipped.
-    pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0);
+    pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0) |
+               (pass + 1 == passes ? VREN_RADIX_FLAG_LAST_PASS : 0);
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, signed_order ? p.count_mapped : p.count);
@@ -436,7 +437,8 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   pc.flags = flags;
   s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
   s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.copy);
-  s->fn.cmdDispatchIndirect(cmd, internal, grid);
+  // Usually an empty grid: only skipped passes can leave the result in the other buffer.
+  s->fn.cmdDispatchIndirect(cmd, internal, info.internal.offset + 4 * VREN_RADIX_STATE_COPY_GRID);
   endLabel(s, cmd);
   timestamp(true);
   return result;
