@@ -79,6 +79,7 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
   DeviceFacts& d = *facts;
   d.vendor_id = properties.properties.vendorID;
   d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = vk11.subgroupSize;
+  d.subgroup_operations = vk11.subgroupSupportedOperations;
   if (has_size_control) {
     d.min_subgroup_size = std::min(d.min_subgroup_size, size_control.minSubgroupSize);
     d.max_subgroup_size = std::max(d.max_subgroup_size, size_control.maxSubgroupSize);

@@ -76,17 +76,6 @@ VkResult fail(std::string* why, const char* message, VkResult code) {
 
 using detail::DeviceFacts;
 
-// The fast path's scatter reads each material's running count from the lane that owns it.
-bool hasSubgroupShuffle(const MaterialSorterCreateInfo& info) {
-  auto getProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-      info.get_instance_proc_addr(info.instance, "vkGetPhysicalDeviceProperties2"));
-  if (!getProperties2) return false;
-  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
-  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &vk11};
-  getProperties2(info.physical_device, &properties);
-  return (vk11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0;
-}
-
 // Shared memory of the fast path's scatter pass, the larger of its passes.
 uint32_t fastScatterSharedBytes(uint32_t materials, uint32_t max_subgroups, const MaterialTuning& t) {
   return 4 * materials * max_subgroups + 12 * materials + 4 * t.workgroup_size * t.min_rounds;
@@ -212,10 +201,11 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   s->max_groups_y = facts.max_groups[1];
   // Fast path: one material per thread in its scatter's phase 1, and the chunk and per-subgroup
   // counts in shared memory; the chunk stays min_rounds rounds (the chunk formula in materials.h).
-  // Its scatter packs a pixel's index in the chunk into 16 bits.
+  // Its scatter packs a pixel's index in the chunk into 16 bits, and reads each material's
+  // running count from the lane that owns it (a shuffle).
   const bool small_chunk = uint64_t{tuning.workgroup_size} * tuning.min_rounds <= (uint64_t{1} << 16);
-  uint32_t fast_materials =
-      hasSubgroupShuffle(info) && small_chunk ? std::min(kMaxFastMaterials, tuning.workgroup_size) : 0;
+  const bool shuffle = (facts.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0;
+  uint32_t fast_materials = shuffle && small_chunk ? std::min(kMaxFastMaterials, tuning.workgroup_size) : 0;
   while (fast_materials > 0 && fastScatterSharedBytes(fast_materials, max_subgroups, tuning) > facts.max_shared_memory)
     fast_materials /= 2;
   s->properties.fast_material_count = fast_materials;
