@@ -433,13 +433,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vren_radix_bench_materials: %s\n", error.c_str());
     return 1;
   }
-  MaterialSorterCreateInfo ci;
-  ci.instance = ctx->instance();
-  ci.physical_device = ctx->physicalDevice();
-  ci.device = ctx->vkDevice();
-  ci.get_instance_proc_addr = vkGetInstanceProcAddr;
-  ci.get_device_proc_addr = vkGetDeviceProcAddr;
-  ci.subgroup_size_control_enabled = ctx->subgroupSizeControlEnabled();
+  MaterialSorterCreateInfo ci = ctx->createInfo<MaterialSorterCreateInfo>();
   if (tuned) ci.tuning = &tuning;
   MaterialSorter* raw = nullptr;
   if (createMaterialSorter(ci, &raw, &error) != VK_SUCCESS) {

@@ -341,13 +341,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vren_radix_bench_tiles: %s\n", error.c_str());
     return 1;
   }
-  TilePackerCreateInfo ci;
-  ci.instance = ctx->instance();
-  ci.physical_device = ctx->physicalDevice();
-  ci.device = ctx->vkDevice();
-  ci.get_instance_proc_addr = vkGetInstanceProcAddr;
-  ci.get_device_proc_addr = vkGetDeviceProcAddr;
-  ci.subgroup_size_control_enabled = ctx->subgroupSizeControlEnabled();
+  TilePackerCreateInfo ci = ctx->createInfo<TilePackerCreateInfo>();
   ci.workgroup_size = workgroup_size;
   TilePacker* raw = nullptr;
   if (createTilePacker(ci, &raw, &error) != VK_SUCCESS) {

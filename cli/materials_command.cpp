@@ -126,13 +126,7 @@ struct SortOutput {
 };
 
 bool sortOnGpu(Context& ctx, const Arguments& a, const std::vector<uint32_t>& ids, SortOutput* out, std::string* error) {
-  MaterialSorterCreateInfo create_info;
-  create_info.instance = ctx.instance();
-  create_info.physical_device = ctx.physicalDevice();
-  create_info.device = ctx.vkDevice();
-  create_info.get_instance_proc_addr = vkGetInstanceProcAddr;
-  create_info.get_device_proc_addr = vkGetDeviceProcAddr;
-  create_info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  MaterialSorterCreateInfo create_info = ctx.createInfo<MaterialSorterCreateInfo>();
   MaterialSorter* raw = nullptr;
   std::string why;
   if (createMaterialSorter(create_info, &raw, &why) != VK_SUCCESS) {

@@ -146,13 +146,7 @@ void memoryBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccess
 
 bool pack(Context& ctx, const Options& o, const std::vector<uint32_t>& keys, Packed* out, TilePackerProperties* props,
           std::string* error) {
-  TilePackerCreateInfo ci;
-  ci.instance = ctx.instance();
-  ci.physical_device = ctx.physicalDevice();
-  ci.device = ctx.vkDevice();
-  ci.get_instance_proc_addr = vkGetInstanceProcAddr;
-  ci.get_device_proc_addr = vkGetDeviceProcAddr;
-  ci.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  TilePackerCreateInfo ci = ctx.createInfo<TilePackerCreateInfo>();
   ci.required_subgroup_size = ctx.subgroupSizeControlEnabled() ? ctx.device().subgroup_size : 0;
   TilePacker* packer = nullptr;
   std::string why;

@@ -39,13 +39,7 @@ MaterialSorter* materialSorter(const MaterialTuning* tuning = nullptr) {
   const auto key = tuning ? std::make_pair(tuning->workgroup_size, tuning->min_rounds) : std::make_pair(0u, 0u);
   auto it = sorters.find(key);
   if (it != sorters.end()) return it->second.get();
-  MaterialSorterCreateInfo info;
-  info.instance = ctx.instance();
-  info.physical_device = ctx.physicalDevice();
-  info.device = ctx.vkDevice();
-  info.get_instance_proc_addr = vkGetInstanceProcAddr;
-  info.get_device_proc_addr = vkGetDeviceProcAddr;
-  info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  MaterialSorterCreateInfo info = ctx.createInfo<MaterialSorterCreateInfo>();
   info.tuning = tuning;
   MaterialSorter* raw = nullptr;
   std::string why;

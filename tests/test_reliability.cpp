@@ -311,24 +311,12 @@ uint64_t createUnderFailures(const char* what, Injector& injector, VkResult inje
 }
 
 SorterCreateInfo sorterCreateInfo(Context& ctx) {
-  SorterCreateInfo info;
-  info.instance = ctx.instance();
-  info.physical_device = ctx.physicalDevice();
-  info.device = ctx.vkDevice();
-  info.get_instance_proc_addr = vkGetInstanceProcAddr;
-  info.get_device_proc_addr = vkGetDeviceProcAddr;
-  info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  SorterCreateInfo info = ctx.createInfo<SorterCreateInfo>();
   return info;
 }
 
 TilePackerCreateInfo packerCreateInfo(Context& ctx) {
-  TilePackerCreateInfo info;
-  info.instance = ctx.instance();
-  info.physical_device = ctx.physicalDevice();
-  info.device = ctx.vkDevice();
-  info.get_instance_proc_addr = vkGetInstanceProcAddr;
-  info.get_device_proc_addr = vkGetDeviceProcAddr;
-  info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  TilePackerCreateInfo info = ctx.createInfo<TilePackerCreateInfo>();
   return info;
 }
 
@@ -358,13 +346,7 @@ std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, 
   steps.push_back(createUnderFailures<MaterialSorter>(
       "createMaterialSorter", injector, injected,
       [&](MaterialSorter** out, std::string* why) {
-        MaterialSorterCreateInfo info;
-        info.instance = ctx.instance();
-        info.physical_device = ctx.physicalDevice();
-        info.device = ctx.vkDevice();
-        info.get_instance_proc_addr = vkGetInstanceProcAddr;
-        info.get_device_proc_addr = vkGetDeviceProcAddr;
-        info.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+        MaterialSorterCreateInfo info = ctx.createInfo<MaterialSorterCreateInfo>();
         configure(info.allocator, info.get_device_proc_addr);
         return createMaterialSorter(info, out, why);
       },

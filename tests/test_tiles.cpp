@@ -43,13 +43,7 @@ std::string describe(const PackerConfig& c) {
 }
 
 TilePackerCreateInfo createInfo(Context& ctx, const PackerConfig& c) {
-  TilePackerCreateInfo ci;
-  ci.instance = ctx.instance();
-  ci.physical_device = ctx.physicalDevice();
-  ci.device = ctx.vkDevice();
-  ci.get_instance_proc_addr = vkGetInstanceProcAddr;
-  ci.get_device_proc_addr = vkGetDeviceProcAddr;
-  ci.subgroup_size_control_enabled = ctx.subgroupSizeControlEnabled();
+  TilePackerCreateInfo ci = ctx.createInfo<TilePackerCreateInfo>();
   ci.required_subgroup_size = ctx.subgroupSizeControlEnabled() ? ctx.device().subgroup_size : 0;
   ci.tile_size = c.tile_size;
   ci.container_count = c.containers;

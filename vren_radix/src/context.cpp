@@ -720,6 +720,8 @@ VkInstance Context::instance() const { return impl_->instance; }
 VkPhysicalDevice Context::physicalDevice() const { return impl_->physical; }
 VkDevice Context::vkDevice() const { return impl_->device; }
 bool Context::subgroupSizeControlEnabled() const { return impl_->size_control; }
+PFN_vkGetInstanceProcAddr Context::instanceProcAddr() const { return vkGetInstanceProcAddr; }
+PFN_vkGetDeviceProcAddr Context::deviceProcAddr() const { return vkGetDeviceProcAddr; }
 
 bool Context::createBuffer(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible, GpuBuffer* out,
                            std::string* error) {

@@ -113,6 +113,22 @@ class Context {
   VkPhysicalDevice physicalDevice() const;
   VkDevice vkDevice() const;
   bool subgroupSizeControlEnabled() const;  // subgroupSizeControl + computeFullSubgroups are on
+  PFN_vkGetInstanceProcAddr instanceProcAddr() const;
+  PFN_vkGetDeviceProcAddr deviceProcAddr() const;
+
+  // A SorterCreateInfo, TilePackerCreateInfo or MaterialSorterCreateInfo whose device fields
+  // (instance, devices, entry points, subgroup size control) name this context's device.
+  template <typename CreateInfo>
+  CreateInfo createInfo() const {
+    CreateInfo info{};
+    info.instance = instance();
+    info.physical_device = physicalDevice();
+    info.device = vkDevice();
+    info.get_instance_proc_addr = instanceProcAddr();
+    info.get_device_proc_addr = deviceProcAddr();
+    info.subgroup_size_control_enabled = subgroupSizeControlEnabled();
+    return info;
+  }
   // usage gets SHADER_DEVICE_ADDRESS and TRANSFER_SRC/DST added; memory can hold device addresses.
   bool createBuffer(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible, GpuBuffer* out,
                     std::string* error);
