@@ -32,4 +32,23 @@ bool parseUint(const std::string& text, uint64_t max, uint64_t* value) {
   return *value <= max;
 }
 
+bool parseTuning(const std::string& text, TuningConfig* out, std::string* error) {
+  std::vector<std::string> parts;
+  for (size_t begin = 0;;) {
+    const size_t x = text.find('x', begin);
+    parts.push_back(text.substr(begin, x == std::string::npos ? std::string::npos : x - begin));
+    if (x == std::string::npos) break;
+    begin = x + 1;
+  }
+  uint64_t w = 0, k = 0, bits = 4;
+  if ((parts.size() != 2 && parts.size() != 3) || !parseUint(parts[0], 1024, &w) || !parseUint(parts[1], 64, &k) ||
+      !w || !k || (parts.size() == 3 && (!parseUint(parts[2], 8, &bits) || (bits != 4 && bits != 8)))) {
+    *error = "--tuning takes THREADSxKEYS or THREADSxKEYSxDIGIT_BITS (4 or 8), e.g. 256x16 or 256x4x8, not '" +
+             text + "'.";
+    return false;
+  }
+  *out = {static_cast<uint32_t>(w), static_cast<uint32_t>(k), static_cast<uint32_t>(bits)};
+  return true;
+}
+
 }  // namespace vren::radix::cli

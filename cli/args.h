@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "vren_radix/vren_radix.h"
+
 namespace vren::radix::cli {
 
 // Parses `--name value` pairs for the flags in `allowed`, and value-less switches from
@@ -17,5 +19,9 @@ bool parseFlags(int argc, char** argv, const std::vector<std::string>& allowed, 
 // A decimal number of 1 to 19 digits, at most `max`. False otherwise (*value may then hold the
 // parsed number).
 bool parseUint(const std::string& text, uint64_t max, uint64_t* value);
+
+// A sorter tuning as THREADSxKEYS or THREADSxKEYSxDIGIT_BITS (digit bits 4 or 8), e.g. 256x4x8.
+// False with a one-sentence reason on failure.
+bool parseTuning(const std::string& text, TuningConfig* out, std::string* error);
 
 }  // namespace vren::radix::cli

@@ -74,13 +74,14 @@ const char* kSortHelp =
     "  --quiet         accepted by every command; sort prints nothing on success anyway\n";
 
 const char* kDemoHelp =
-    "usage: vren-radix demo [--count N] [--tuning WxK] [--profile] [--gpu-only] [--device N]\n"
+    "usage: vren-radix demo [--count N] [--tuning WxK[xD]] [--profile] [--gpu-only] [--device N]\n"
     "                       [--json | --quiet]\n"
     "\n"
     "Sort N random u32 keys (default 4194304), then keys with u32 values, 5 times each on the GPU;\n"
     "verify against std::sort / std::stable_sort and compare the GPU and CPU times.\n"
     "  --count N       number of keys\n"
-    "  --tuning WxK    W threads x K keys per thread in a workgroup, e.g. 256x16\n"
+    "  --tuning WxK[xD] W threads x K keys per thread in a workgroup, D-bit digits (4 or 8),\n"
+    "                  e.g. 256x16 or 256x4x8\n"
     "  --profile       add the GPU time of each count, scan and scatter dispatch\n"
     "  --gpu-only      verify in linear time and skip the CPU sorts (for device sweeps)\n"
     "  --json          print one JSON object instead of text\n"
@@ -324,12 +325,7 @@ int runDemo(int argc, char** argv) {
   if (!deviceOption(flags, &options, &error)) return usageError(error);
   vren::radix::TuningConfig tuning;
   if (flags.count("--tuning")) {
-    const std::string& t = flags["--tuning"];
-    const size_t x = t.find('x');
-    uint64_t w = 0, k = 0;
-    if (x == std::string::npos || !parseUint(t.substr(0, x), 1024, &w) || !parseUint(t.substr(x + 1), 64, &k) || !w || !k)
-      return usageError("--tuning takes THREADSxKEYS, e.g. 256x16, not '" + t + "'.");
-    tuning = {static_cast<uint32_t>(w), static_cast<uint32_t>(k)};
+    if (!vren::radix::cli::parseTuning(flags["--tuning"], &tuning, &error)) return usageError(error);
     options.tuning = &tuning;
   }
   const bool profile = flags.count("--profile") > 0;
@@ -348,8 +344,9 @@ int runDemo(int argc, char** argv) {
   const auto& d = ctx->device();
   const auto props = vren::radix::getSorterProperties(ctx->sorter());
   if (text)
-    std::printf("device      %s (%s, %s), subgroup size %u, tuning %ux%u\n", d.name.c_str(), d.type.c_str(),
-                d.driver.c_str(), d.subgroup_size, props.tuning.workgroup_size, props.tuning.keys_per_thread);
+    std::printf("device      %s (%s, %s), subgroup size %u, tuning %ux%u, %u-bit digits\n", d.name.c_str(),
+                d.type.c_str(), d.driver.c_str(), d.subgroup_size, props.tuning.workgroup_size,
+                props.tuning.keys_per_thread, props.tuning.digit_bits);
   if (count > ctx->maxCount()) return failure("--count exceeds this device's limit of " + std::to_string(ctx->maxCount()) + " keys.");
 
   std::mt19937 rng(20261121);
@@ -440,11 +437,12 @@ int runDemo(int argc, char** argv) {
   }
   if (json) {
     std::printf("{\"version\": %s, \"device\": {\"name\": %s, \"type\": %s, \"driver\": %s, \"subgroup_size\": %u}, "
-                "\"tuning\": {\"workgroup_size\": %u, \"keys_per_thread\": %u}, \"count\": %llu, "
+                "\"tuning\": {\"workgroup_size\": %u, \"keys_per_thread\": %u, \"digit_bits\": %u}, \"count\": %llu, "
                 "\"repetitions\": %d, \"verified\": %s, \"runs\": [%s]}\n",
                 jsonString(VREN_RADIX_VERSION_STRING).c_str(), jsonString(d.name).c_str(), jsonString(d.type).c_str(),
                 jsonString(d.driver).c_str(), d.subgroup_size, props.tuning.workgroup_size,
-                props.tuning.keys_per_thread, static_cast<unsigned long long>(count), kRepetitions,
+                props.tuning.keys_per_thread, props.tuning.digit_bits, static_cast<unsigned long long>(count),
+                kRepetitions,
                 jsonBool(all_ok).c_str(), json_runs.c_str());
   }
   if (!all_ok) return failure("The GPU result did not match the CPU reference.");

@@ -4,17 +4,19 @@
 // Each workgroup counts COUNT_TILES consecutive tiles of WORKGROUP_SIZE * KEYS_PER_THREAD keys
 // (more keys per workgroup than the scatter can hold amortise the per-workgroup work). Order does
 // not matter for counting, so threads read each tile in coalesced (16-byte, for full tiles of
-// 32-bit keys) loads. For each key, four subgroup ballots over the digit's bits give the lanes
-// that share its bin; the lowest of them adds their number to the subgroup's counter for that
-// bin (distinct bins, distinct counters: no contention). The subgroup counters are then summed
-// per bin. No global atomics.
-// Output: counts[bin * num_tiles + tile], and their sums over this workgroup's tiles,
-// group_sums[bin * num_groups + group], both digit-major: the scan pass makes the group sums
-// global, and the scatter adds the counts of the earlier tiles of its group.
+// 32-bit keys) loads. For each key, one subgroup ballot per digit bit gives the lanes that
+// share its bin; the lowest of them adds their number to the counter for that bin (distinct
+// bins, distinct counters: no contention inside a subgroup). With 16 bins each subgroup has its
+// own counters, summed per bin afterwards, because every subgroup hits the same few; 256 bins
+// spread the adds enough to share one set per tile (and per-subgroup sets would not fit in
+// shared memory). No global atomics.
+// Output: counts[tile * bins + bin], contiguous per tile, and their sums over this workgroup's
+// tiles, group_sums[bin * num_groups + group]: the scan pass makes the group sums global, and
+// the scatter adds the counts of the earlier tiles of its group.
 // Tile 0 also presets the next pass's input parity (flipped: this pass will scatter); the scan
 // pass undoes that when it finds the pass can be skipped.
 //
-// Shared memory: COUNT_TILES * (MAX_SUBGROUPS + 1) * 64 bytes.
+// Shared memory: COUNT_TILES * (COUNTER_SETS + 1) * BINS * 4 bytes.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
@@ -29,9 +31,13 @@ const bool VECTOR_LOADS = false;
 const bool VECTOR_LOADS = KEYS_PER_THREAD % 4u == 0u;
 #endif
 
-// [tile of this workgroup][subgroup][bin]
-shared uint s_subgroup_bins[COUNT_TILES * MAX_SUBGROUPS * BINS];
-shared uint s_tile_bins[COUNT_TILES * BINS];  // [tile of this workgroup][bin]
+// Counter sets per tile: one per subgroup for 16 bins, one shared by all for more.
+const uint COUNTER_SETS = BINS <= 16u ? MAX_SUBGROUPS : 1u;
+uint counter_set() { return BINS <= 16u ? gl_SubgroupID : 0u; }
+uint counter_sets_used() { return BINS <= 16u ? gl_NumSubgroups : 1u; }
+
+shared uint s_subgroup_bins[COUNT_TILES * COUNTER_SETS * BINS];  // [tile of this workgroup][set][bin]
+shared uint s_tile_bins[COUNT_TILES * BINS];                    // [tile of this workgroup][bin]
 
 void count_key(uint bin, bool counted, uint subgroup_bins) {
   const uvec4 peers = peers_of(bin, counted);
@@ -51,10 +57,15 @@ void main() {
   if (first_tile == 0u && thread == 0u) set_next_parity(input_parity ^ 1u);
 
   // 1. Count this thread's share of each tile into the subgroup's counters for that tile.
-  for (uint j = gl_SubgroupInvocationID; j < COUNT_TILES * BINS; j += gl_SubgroupSize)
-    s_subgroup_bins[((j / BINS) * MAX_SUBGROUPS + gl_SubgroupID) * BINS + j % BINS] = 0u;
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // counters zeroed before the first add
+  if (BINS <= 16u) {
+    for (uint j = gl_SubgroupInvocationID; j < COUNT_TILES * BINS; j += gl_SubgroupSize)
+      s_subgroup_bins[((j / BINS) * COUNTER_SETS + counter_set()) * BINS + j % BINS] = 0u;
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();  // the subgroup's counters zeroed before its first add
+  } else {
+    for (uint j = thread; j < COUNT_TILES * BINS; j += gl_WorkGroupSize.x) s_subgroup_bins[j] = 0u;
+    barrier();  // the shared counters zeroed before the first add
+  }
   const uint full_tiles = element_count() / tile_size;
   if (VECTOR_LOADS && first_tile + COUNT_TILES <= full_tiles) {
     // Every tile full (all workgroups but the last): issue all the loads before counting, so
@@ -66,7 +77,7 @@ void main() {
         k[t * vectors + i] = keys4.data[(first_tile + t) * tile_size / 4u + i * gl_WorkGroupSize.x + thread];
     }
     [[unroll]] for (uint t = 0u; t < COUNT_TILES; ++t) {
-      const uint subgroup_bins = (t * MAX_SUBGROUPS + gl_SubgroupID) * BINS;
+      const uint subgroup_bins = (t * COUNTER_SETS + counter_set()) * BINS;
       [[unroll]] for (uint i = 0u; i < vectors; ++i) {
         [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(Key(k[t * vectors + i][j])), true, subgroup_bins);
       }
@@ -76,7 +87,7 @@ void main() {
     if (tile >= tiles) break;  // uniform
     const uint tile_begin = tile * tile_size;
     const uint tile_keys = min(tile_size, element_count() - tile_begin);
-    const uint subgroup_bins = (t * MAX_SUBGROUPS + gl_SubgroupID) * BINS;
+    const uint subgroup_bins = (t * COUNTER_SETS + counter_set()) * BINS;
     if (VECTOR_LOADS && tile_keys == tile_size) {
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
         const uvec4 k = keys4.data[tile_begin / 4u + i * gl_WorkGroupSize.x + thread];
@@ -92,12 +103,12 @@ void main() {
   }
   barrier();  // every subgroup's counters visible to the per-bin threads
 
-  // 2. Sum over the subgroups, one thread per tile and bin; then over the tiles, per bin.
+  // 2. Sum over the counter sets, one thread per tile and bin; then over the tiles, per bin.
   for (uint j = thread; j < COUNT_TILES * BINS; j += gl_WorkGroupSize.x) {
     const uint t = j / BINS, bin = j % BINS;
     uint total = 0u;
     if (first_tile + t < tiles) {
-      for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_subgroup_bins[(t * MAX_SUBGROUPS + s) * BINS + bin];
+      for (uint s = 0u; s < counter_sets_used(); ++s) total += s_subgroup_bins[(t * COUNTER_SETS + s) * BINS + bin];
       pc.internal.data[counts_at(bin, first_tile + t)] = total;
     }
     s_tile_bins[j] = total;

@@ -3,9 +3,11 @@
 #ifndef VREN_RADIX_SHARED_H
 #define VREN_RADIX_SHARED_H
 
-#define VREN_RADIX_DIGIT_BITS 4
-#define VREN_RADIX_BINS 16
-#define VREN_RADIX_MAX_PASSES 16  // 64-bit keys
+// Digit width: 4 bits (16 bins) by default, 8 bits (256 bins) as a tuning option.
+#define VREN_RADIX_DEFAULT_DIGIT_BITS 4
+#define VREN_RADIX_MAX_DIGIT_BITS 8
+#define VREN_RADIX_MAX_BINS 256
+#define VREN_RADIX_MAX_PASSES 16  // 64-bit keys in 4-bit digits
 
 // Specialization-constant IDs.
 #define VREN_RADIX_SPEC_WORKGROUP_SIZE 0
@@ -14,18 +16,19 @@
 #define VREN_RADIX_SPEC_VALUE_SLOTS 3
 #define VREN_RADIX_SPEC_COUNT_TILES 4  // tiles counted by one count workgroup
 #define VREN_RADIX_SPEC_KEY_MAP 5      // 32-bit keys: apply the push constants' order map
+#define VREN_RADIX_SPEC_DIGIT_BITS 6   // 4 or 8
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
-// counts, digit-major: counts[bin * num_tiles + tile], then the same summed over each count
-// workgroup's COUNT_TILES tiles: group_sums[bin * num_groups + group].
+// counts, tile-major: counts[tile * bins + bin], then the same summed over each count
+// workgroup's COUNT_TILES tiles, digit-major: group_sums[bin * num_groups + group].
 #define VREN_RADIX_STATE_COUNT 0       // element count of this sort (GPU-side for cmdSortIndirect)
 #define VREN_RADIX_STATE_TILES 1       // tiles for that count
 #define VREN_RADIX_STATE_TILE_GRID 2   // VkDispatchIndirectCommand {x, y, 1} covering the tiles
 #define VREN_RADIX_STATE_COUNT_GRID 5  // the same covering the count workgroups
 #define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
 #define VREN_RADIX_STATE_COPY_GRID 26  // the final copy's grid: the tiles', or none if not needed
-#define VREN_RADIX_STATE_TOTALS 40     // [bin]: digit totals of the pass being sorted
-#define VREN_RADIX_STATE_WORDS 64
+#define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
+#define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
 
 // PassConstants.flags
 #define VREN_RADIX_FLAG_INDEX_VALUES 8u   // this pass takes each key's input index as its value

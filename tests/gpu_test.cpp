@@ -38,13 +38,30 @@ std::unique_ptr<Context> makeContext(const TuningConfig* tuning) {
 
 }  // namespace
 
+// VREN_RADIX_TEST_DIGIT_BITS=8 runs the suites with 8-bit digits; 4 (the default) otherwise.
+uint32_t testDigitBits() {
+  const char* env = std::getenv("VREN_RADIX_TEST_DIGIT_BITS");
+  return env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 4u;
+}
+
 Context& context() {
   static std::unique_ptr<Context> ctx = [] {
     auto c = makeContext(nullptr);
+    if (testDigitBits() != getSorterProperties(c->sorter()).tuning.digit_bits) {
+      // The device's own tuning with the digit width asked for.
+      TuningConfig tuning = getSorterProperties(c->sorter()).tuning;
+      tuning.digit_bits = testDigitBits();
+      c.reset();
+      c = makeContext(&tuning);
+    }
     const auto& d = c->device();
     const auto props = getSorterProperties(c->sorter());
-    std::printf("device: %s (%s), subgroup size %u, tile %u keys\n", d.name.c_str(), d.driver.c_str(),
-                d.subgroup_size, props.tile_size);
+    std::printf("device: %s (%s), subgroup size %u, tile %u keys, %u-bit digits\n", d.name.c_str(),
+                d.driver.c_str(), d.subgroup_size, props.tile_size, props.tuning.digit_bits);
+    if (props.tuning.digit_bits != testDigitBits()) {
+      std::fprintf(stderr, "Expected %u-bit digits but the sorter runs %u.\n", testDigitBits(), props.tuning.digit_bits);
+      std::exit(1);
+    }
     // The suite runs once per subgroup size; make sure each run really got the one it asked for.
     if (const char* expected = std::getenv("VREN_RADIX_TEST_EXPECT_SUBGROUP_SIZE")) {
       if (std::strtoul(expected, nullptr, 10) != d.subgroup_size) {
@@ -61,7 +78,7 @@ Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread) {
   static std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Context>> contexts;
   auto& slot = contexts[{workgroup_size, keys_per_thread}];
   if (!slot) {
-    const TuningConfig tuning{workgroup_size, keys_per_thread};
+    const TuningConfig tuning{workgroup_size, keys_per_thread, testDigitBits()};
     slot = makeContext(&tuning);
   }
   return *slot;

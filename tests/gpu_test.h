@@ -14,8 +14,12 @@ namespace vren::radix::test {
 // Created on first use with VK_LAYER_KHRONOS_validation on. Aborts the run if it cannot be made.
 Context& context();
 
-// A context with a given tuning (e.g. tiny tiles, so that every size across two tiles is cheap).
+// A context with a given tuning (e.g. tiny tiles, so that every size across two tiles is cheap)
+// and the digit width of the run.
 Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread);
+
+// The digit width the run tests: VREN_RADIX_TEST_DIGIT_BITS, 4 if unset.
+uint32_t testDigitBits();
 
 // Validation messages received since the last call.
 std::vector<std::string> takeValidationMessages();

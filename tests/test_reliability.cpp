@@ -679,10 +679,16 @@ struct SorterDeleter {
 };
 using SorterPtr = std::unique_ptr<Sorter, SorterDeleter>;
 
-SorterPtr fakeSorter(const FakeLimits& limits) {
+// digit_bits 0: the test context's tuning; else that tuning with digits of that width.
+SorterPtr fakeSorter(const FakeLimits& limits, uint32_t digit_bits = 0) {
   g_fake = limits;
   SorterCreateInfo info = sorterCreateInfo(context());
   info.get_instance_proc_addr = fakeGetInstanceProcAddr;
+  TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
+  if (digit_bits) {
+    tuning.digit_bits = digit_bits;
+    info.tuning = &tuning;
+  }
   Sorter* s = nullptr;
   std::string why;
   const VkResult result = createSorter(info, &s, &why);
@@ -778,22 +784,29 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits")
       {uint64_t{1} << 40, 1, 1},
       {uint64_t{1} << 40, 1000, 3},
   };
-  for (const FakeLimits& f : fakes) checkMaxCount(fakeSorter(f).get(), f.max_allocation, f.groups_x, f.groups_y);
+  for (uint32_t digit_bits : {4u, 8u})
+    for (const FakeLimits& f : fakes)
+      checkMaxCount(fakeSorter(f, digit_bits).get(), f.max_allocation, f.groups_x, f.groups_y);
   // With plenty of everything, the limit is near 2^31 keys or above.
   CHECK(getSorterProperties(fakeSorter(fakes[0]).get()).max_count >= (1u << 30));
 }
 
 TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest count do not overflow") {
+  for (uint32_t digit_bits : {4u, 8u}) {
+    INFO(digit_bits << "-bit digits");
+    SorterPtr sorter = fakeSorter({uint64_t{1} << 40, 0x7FFFFFFFu, 65535}, digit_bits);
+    const uint32_t max = getSorterProperties(sorter.get()).max_count;
+    const uint32_t tile = getSorterProperties(sorter.get()).tile_size;
+    REQUIRE(max >= (1u << 30));
+    for (uint32_t n :
+         {0u, 1u, tile - 1, tile, tile + 1, (1u << 30) - 1, 1u << 30, (1u << 30) + 1, max - tile - 1, max - 1, max})
+      checkRequirements(sorter.get(), n);
+    for (uint32_t n : {(1u << 31) - 1, 1u << 31, (1u << 31) + 1, 0xFFFFFFFFu - tile, 0xFFFFFFFFu})
+      if (n <= max) checkRequirements(sorter.get(), n);
+  }
   SorterPtr big = fakeSorter({uint64_t{1} << 40, 0x7FFFFFFFu, 65535});
-  const SorterProperties props = getSorterProperties(big.get());
-  const uint32_t max = props.max_count;
-  const uint32_t tile = props.tile_size;
-  REQUIRE(max >= (1u << 30));
-  for (uint32_t n :
-       {0u, 1u, tile - 1, tile, tile + 1, (1u << 30) - 1, 1u << 30, (1u << 30) + 1, max - tile - 1, max - 1, max})
-    checkRequirements(big.get(), n);
-  for (uint32_t n : {(1u << 31) - 1, 1u << 31, (1u << 31) + 1, 0xFFFFFFFFu - tile, 0xFFFFFFFFu})
-    if (n <= max) checkRequirements(big.get(), n);
+  const uint32_t max = getSorterProperties(big.get()).max_count;
+  const uint32_t tile = getSorterProperties(big.get()).tile_size;
   // 64-bit keys near the largest count need more than 2^33 bytes: 64-bit arithmetic.
   CHECK(getMemoryRequirements(big.get(), max, true, KeyType::kU64).keys_temp_size == uint64_t{max} * 8);
 

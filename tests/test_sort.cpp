@@ -66,7 +66,9 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   }
   CHECK_MESSAGE(bad == n, "first mismatch at element " << bad << " of " << n);
   CHECK(stats.canaries_intact);
-  const uint32_t passes = n == 0 ? 0 : (o.end_bit - o.begin_bit + 3) / 4;
+  const uint32_t bits = getSorterProperties(ctx.sorter()).tuning.digit_bits;
+  REQUIRE(bits == testDigitBits());
+  const uint32_t passes = n == 0 ? 0 : (o.end_bit - o.begin_bit + bits - 1) / bits;
   CHECK(stats.passes == passes);
   CHECK(stats.result_in_temp == (passes % 2 == 1));
 }

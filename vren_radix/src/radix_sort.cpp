@@ -12,6 +12,8 @@
 #include "spirv/radix_scan.h"
 #include "spirv/radix_scatter.h"
 #include "spirv/radix_scatter_u64.h"
+#include "spirv/radix_scatter_wide.h"
+#include "spirv/radix_scatter_wide_u64.h"
 #include "spirv/radix_setup.h"
 #include "tuning.h"
 
@@ -74,19 +76,22 @@ struct PipelineSpec {
   uint32_t keys_per_thread;
   uint32_t max_subgroups;
   uint32_t value_slots;
+  uint32_t digit_bits;
   bool key_map = false;
 };
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
-  const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups, spec.value_slots,
-                             kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE};
+  const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups,
+                             spec.value_slots,    kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE,
+                             spec.digit_bits};
   const VkSpecializationMapEntry entries[] = {
       {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
       {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},  {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
       {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},   {VREN_RADIX_SPEC_KEY_MAP, 20, 4},
+      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},
   };
-  const VkSpecializationInfo specialization{6, entries, sizeof(values), values};
+  const VkSpecializationInfo specialization{static_cast<uint32_t>(std::size(entries)), entries, sizeof(values), values};
   // The single-thread setup pass cannot be a full subgroup; it uses no subgroup operations.
   const bool single_thread = spec.code == vren_radix_setup_spv;
   return detail::createComputePipeline(
@@ -101,14 +106,20 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   out.tile_size = tile;
   const bool wide = key_words == 2;
+  const uint32_t bits = tuning.digit_bits;
   const PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), tuning.workgroup_size,
-                           tuning.keys_per_thread, 1, 1};
+                           tuning.keys_per_thread, 1, 1, bits};
   const PipelineSpec count{wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
                            wide ? sizeof(vren_radix_count_u64_spv) : sizeof(vren_radix_count_spv),
-                           tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
-  const PipelineSpec scatter_keys{wide ? vren_radix_scatter_u64_spv : vren_radix_scatter_spv,
-                                  wide ? sizeof(vren_radix_scatter_u64_spv) : sizeof(vren_radix_scatter_spv),
-                                  tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
+                           tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1, bits};
+  // 256 bins rank with running counts (radix_scatter_wide.comp), 16 with per-round counts.
+  const bool wide_digits = detail::binCount(tuning) > 16;
+  const uint32_t* scatter_code = wide ? (wide_digits ? vren_radix_scatter_wide_u64_spv : vren_radix_scatter_u64_spv)
+                                      : (wide_digits ? vren_radix_scatter_wide_spv : vren_radix_scatter_spv);
+  const size_t scatter_size = wide ? (wide_digits ? sizeof(vren_radix_scatter_wide_u64_spv) : sizeof(vren_radix_scatter_u64_spv))
+                                   : (wide_digits ? sizeof(vren_radix_scatter_wide_spv) : sizeof(vren_radix_scatter_spv));
+  const PipelineSpec scatter_keys{scatter_code, scatter_size, tuning.workgroup_size, tuning.keys_per_thread,
+                                  max_subgroups, 1, bits};
   // The same tile, possibly over more threads; values take a shared slot per key.
   const TuningConfig pairs = detail::pairsScatterShape(tuning, limits, key_words);
   PipelineSpec scatter_pairs = scatter_keys;
@@ -118,7 +129,7 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   scatter_pairs.value_slots = tile;
   const PipelineSpec copy{wide ? vren_radix_copy_u64_spv : vren_radix_copy_spv,
                           wide ? sizeof(vren_radix_copy_u64_spv) : sizeof(vren_radix_copy_spv),
-                          tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1};
+                          tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1, bits};
   auto create = [&](const PipelineSpec& spec, VkPipeline* pipeline) {
     return createPipeline(s, info.pipeline_cache, spec, required_subgroup_size, pipeline);
   };
@@ -204,7 +215,13 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint64_t groups = uint64_t{limits.max_groups[0]} * limits.max_groups[1];
   const uint64_t by_grid = std::min(groups, by_index) * std::min(tile, tile_u64);
   const uint64_t by_memory = limits.max_allocation / 8;
-  s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory}));
+  // The internal buffer: the state block and two words per bin and tile (see internalSize).
+  const uint64_t internal_words = limits.max_allocation / 4;
+  const uint64_t per_tile_words = uint64_t{2} * detail::binCount(tuning);
+  const uint64_t by_internal = internal_words > VREN_RADIX_STATE_WORDS
+                                   ? (internal_words - VREN_RADIX_STATE_WORDS) / per_tile_words * std::min(tile, tile_u64)
+                                   : 0;
+  s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory, by_internal}));
 
   VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassConstants)};
   VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -217,7 +234,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
 
   const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(limits.max_workgroup_size));
   const PipelineSpec scan{vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1,
-                          std::max(1u, scan_size / limits.min_subgroup_size), 1};
+                          std::max(1u, scan_size / limits.min_subgroup_size), 1, tuning.digit_bits};
   if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
@@ -256,12 +273,12 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
   const uint32_t tiles = std::max(1u, divCeil(count, tile));
   // Per-tile digit counts, then their sums per count workgroup (rows of tiles / kCountTiles
   // words; reserved as rows of `tiles` words so that the size stays affine in the tile count).
-  const VkDeviceSize count_words = VkDeviceSize{2 * VREN_RADIX_BINS} * tiles;
+  const VkDeviceSize count_words = VkDeviceSize{2} * detail::binCount(s->u32.tuning) * tiles;
   return (VkDeviceSize{VREN_RADIX_STATE_WORDS} + count_words) * 4;
 }
 
-uint32_t passCount(uint32_t begin_bit, uint32_t end_bit) {
-  return end_bit > begin_bit ? divCeil(end_bit - begin_bit, VREN_RADIX_DIGIT_BITS) : 0;
+uint32_t passCount(uint32_t begin_bit, uint32_t end_bit, uint32_t digit_bits) {
+  return end_bit > begin_bit ? divCeil(end_bit - begin_bit, digit_bits) : 0;
 }
 
 bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
@@ -356,7 +373,9 @@ void endLabel(const Sorter* s, VkCommandBuffer cmd) {
 SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
   assert(validateSortInfo(s, info) == nullptr);
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
-  const uint32_t passes = info.count == 0 ? 0 : passCount(info.begin_bit, info.end_bit);
+  const KeyPipelines& p = pipelinesFor(s, info.key_type);
+  const uint32_t digit_bits = p.tuning.digit_bits;
+  const uint32_t passes = info.count == 0 ? 0 : passCount(info.begin_bit, info.end_bit, digit_bits);
   SortResult result{passes, passes % 2 == 1, passes % 2 ? info.keys_temp : info.keys,
                     with_values ? (passes % 2 ? info.values_temp : info.values) : BufferRange{}};
   const bool every_dispatch = info.timestamp_pool && info.timestamp_every_dispatch;
@@ -371,7 +390,6 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     timestamp(true);
     return result;
   }
-  const KeyPipelines& p = pipelinesFor(s, info.key_type);
   const VkBuffer internal = info.internal.buffer;
   const VkDeviceSize grid = info.internal.offset + 4 * VREN_RADIX_STATE_TILE_GRID;
   const VkDeviceSize count_grid = info.internal.offset + 4 * VREN_RADIX_STATE_COUNT_GRID;
@@ -407,8 +425,8 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
 
   for (uint32_t pass = 0; pass < passes; ++pass) {
     pc.pass = pass;
-    pc.shift = info.begin_bit + pass * VREN_RADIX_DIGIT_BITS;
-    pc.digit_mask = (1u << std::min<uint32_t>(VREN_RADIX_DIGIT_BITS, info.end_bit - pc.shift)) - 1;
+    pc.shift = info.begin_bit + pass * digit_bits;
+    pc.digit_mask = (1u << std::min<uint32_t>(digit_bits, info.end_bit - pc.shift)) - 1;
     pc.bin_flip = info.descending ? pc.digit_mask : 0;
     // Argsort: the first pass makes the indices, so it must not be skipped.
     pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0) |
@@ -421,7 +439,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     computeToComputeBarrier(s, cmd);
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
-    s->fn.cmdDispatch(cmd, VREN_RADIX_BINS, 1, 1);
+    s->fn.cmdDispatch(cmd, detail::binCount(p.tuning), 1, 1);
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 

@@ -28,30 +28,49 @@ TuningConfig defaultTuning(uint32_t vendor_id) {
   return vendor_id == kVendorNvidia ? kNvidia : kDefault;
 }
 
+uint32_t binCount(const TuningConfig& tuning) { return 1u << tuning.digit_bits; }
+
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words) {
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
+  const uint32_t bins = binCount(tuning);
   const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + (with_values ? 0 : 4);
-  const uint32_t rank_bytes = 4 * VREN_RADIX_BINS * max_subgroups * (tuning.keys_per_thread + 1);
-  return tile_bytes + rank_bytes + 4 * 4 * VREN_RADIX_BINS;
+  if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan
+    return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1);
+  // radix_scatter.comp: counts per subgroup and round, then per subgroup; four per-bin arrays
+  const uint32_t rank_bytes = 4 * bins * max_subgroups * (tuning.keys_per_thread + 1);
+  return tile_bytes + rank_bytes + 4 * 4 * bins;
 }
 
-uint32_t countSharedBytes(uint32_t max_subgroups) { return kCountTiles * (max_subgroups + 1) * 4 * VREN_RADIX_BINS; }
+uint32_t countSharedBytes(uint32_t max_subgroups, uint32_t digit_bits) {
+  const uint32_t bins = 1u << digit_bits;
+  const uint32_t counter_sets = bins <= 16 ? max_subgroups : 1;  // radix_count.comp
+  return kCountTiles * (counter_sets + 1) * 4 * bins;
+}
 
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words) {
   const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
   tuning.workgroup_size = floorPow2(std::min(std::max(tuning.workgroup_size, 32u), limits.max_workgroup_size));
   tuning.workgroup_size = std::max(tuning.workgroup_size, std::min(min_subgroup, 32u));
+  tuning.digit_bits = tuning.digit_bits > VREN_RADIX_DEFAULT_DIGIT_BITS ? VREN_RADIX_MAX_DIGIT_BITS
+                                                                        : VREN_RADIX_DEFAULT_DIGIT_BITS;
   tuning.keys_per_thread = floorPow2(std::clamp(tuning.keys_per_thread, 1u, 64u));
   while (tuning.workgroup_size * tuning.keys_per_thread > kMaxTileSize && tuning.keys_per_thread > 1)
     tuning.keys_per_thread /= 2;
   // Small subgroups make many per-subgroup counters: fewer threads where the count pass needs it.
-  while (countSharedBytes(std::max(1u, tuning.workgroup_size / min_subgroup)) > limits.max_shared_memory &&
+  while (countSharedBytes(std::max(1u, tuning.workgroup_size / min_subgroup), tuning.digit_bits) >
+             limits.max_shared_memory &&
          tuning.workgroup_size > 32)
     tuning.workgroup_size /= 2;
-  const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / min_subgroup);
-  while (scatterSharedBytes(tuning, max_subgroups, true, key_words) > limits.max_shared_memory &&
-         tuning.keys_per_thread > 1)
-    tuning.keys_per_thread /= 2;
+  // Wide digits' running counts grow with the subgroups: fewer threads before fewer keys each.
+  while (scatterSharedBytes(tuning, std::max(1u, tuning.workgroup_size / min_subgroup), true, key_words) >
+         limits.max_shared_memory) {
+    if (binCount(tuning) > 16 && tuning.workgroup_size > 32)
+      tuning.workgroup_size /= 2;
+    else if (tuning.keys_per_thread > 1)
+      tuning.keys_per_thread /= 2;
+    else
+      break;
+  }
   return tuning;
 }
 
@@ -59,9 +78,10 @@ TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& li
   // H200, 2^26 uniform u32 pairs: 512x2 for every pass 5.69 ms against 256x4 6.28 ms; the keys
   // sort is faster at 256x4 (3.90 against 4.65 ms), so only the pairs scatter takes the wider
   // shape (bench/RESULTS.md, 2026-11-22).
-  // Measured for 32-bit keys only; an odd key count would change the tile.
-  if (limits.vendor_id != kVendorNvidia || key_words != 1 || tuning.keys_per_thread % 2 != 0) return tuning;
-  TuningConfig wide{tuning.workgroup_size * 2, tuning.keys_per_thread / 2};
+  // Measured for 32-bit keys and 4-bit digits only; an odd key count would change the tile.
+  if (limits.vendor_id != kVendorNvidia || key_words != 1 || tuning.keys_per_thread % 2 != 0 || binCount(tuning) > 16)
+    return tuning;
+  TuningConfig wide{tuning.workgroup_size * 2, tuning.keys_per_thread / 2, tuning.digit_bits};
   const uint32_t max_subgroups = std::max(1u, wide.workgroup_size / std::max(1u, limits.min_subgroup_size));
   if (wide.workgroup_size > limits.max_workgroup_size ||
       scatterSharedBytes(wide, max_subgroups, true, key_words) > limits.max_shared_memory)

@@ -24,9 +24,12 @@ uint32_t floorPow2(uint32_t v);
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words);
 
 // Shared memory of the count pass (radix_count.comp's map).
-uint32_t countSharedBytes(uint32_t max_subgroups);
+uint32_t countSharedBytes(uint32_t max_subgroups, uint32_t digit_bits);
 
-// Rounds to powers of two and shrinks until the device can run it with values and keys of
+// Bins per digit: 16 or 256.
+uint32_t binCount(const TuningConfig& tuning);
+
+// Rounds to powers of two (digit bits to 4 or 8) and shrinks until the device can run it with values and keys of
 // key_words words; tile <= 32768 keys.
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words);
 

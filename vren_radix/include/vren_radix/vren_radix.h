@@ -38,9 +38,12 @@ struct Sorter;
 enum class KeyType : uint32_t { kU32, kI32, kF32, kU64 };
 
 // Per-device tuning. A tile is workgroup_size * keys_per_thread keys (at most 32768).
+// digit_bits is 4 (16 bins, the default) or 8 (256 bins: half the passes, each doing more work
+// per key); other values are rounded to one of the two.
 struct TuningConfig {
   uint32_t workgroup_size = 256;
   uint32_t keys_per_thread = 8;
+  uint32_t digit_bits = 4;
 };
 
 struct SorterCreateInfo {
@@ -105,8 +108,8 @@ struct SortInfo {
   BufferRange values;       // optional: count u32 values moved with their keys
   BufferRange values_temp;  // required with values
   BufferRange internal;     // getMemoryRequirements().internal_size bytes for count
-  // Sort by bits [begin_bit, end_bit) of the key only: ceil((end - begin) / 4) passes. end_bit
-  // is at most 32, or 64 for kU64 keys.
+  // Sort by bits [begin_bit, end_bit) of the key only: ceil((end - begin) / digit_bits) passes.
+  // end_bit is at most 32, or 64 for kU64 keys.
   uint32_t begin_bit = 0;
   uint32_t end_bit = 32;
   bool descending = false;  // still stable: equal keys keep their input order
