@@ -33,6 +33,7 @@
 #include <benchmark/benchmark.h>
 #include <volk.h>
 
+#include "warmup.h"
 #include "spirv/materials_bench_shade.h"
 #include "vren_radix/context.h"
 #include "vren_radix/materials.h"
@@ -371,7 +372,7 @@ void benchSort(benchmark::State& state, Bench& bench, const Case& c) {
   if (!bench.prepare(c.map, c.width, c.height, c.materials, 1, &error)) return state.SkipWithError(error.c_str());
   if (const std::string why = bench.verifySort(); !why.empty()) return state.SkipWithError(why.c_str());
   double ms = 0, steps[4];
-  if (!bench.sort(&ms, steps, &error)) return state.SkipWithError(error.c_str());  // warm-up
+  if (!vren::radix::bench::warmUp([&] { return bench.sort(&ms, steps, &error); })) return state.SkipWithError(error.c_str());
   std::vector<double> samples, step_samples[4];
   for (auto _ : state) {
     if (!bench.sort(&ms, steps, &error)) return state.SkipWithError(error.c_str());
@@ -390,7 +391,8 @@ void benchShade(benchmark::State& state, Bench& bench, const ShadePipelines& pip
   if (!bench.prepare(c.map, c.width, c.height, c.materials, 32, &error)) return state.SkipWithError(error.c_str());
   if (const std::string why = bench.verifyShade(pipelines); !why.empty()) return state.SkipWithError(why.c_str());
   double t[3];
-  if (!bench.shade(pipelines, t, &error)) return state.SkipWithError(error.c_str());  // warm-up
+  if (!vren::radix::bench::warmUp([&] { return bench.shade(pipelines, t, &error); }))
+    return state.SkipWithError(error.c_str());
   std::vector<double> sort_ms, sorted_ms, uber_ms, total_ms;
   for (auto _ : state) {
     if (!bench.shade(pipelines, t, &error)) return state.SkipWithError(error.c_str());

@@ -34,10 +34,12 @@
 #include <benchmark/benchmark.h>
 #include <volk.h>
 
+#include "args.h"
 #include "bench_common.h"
 #include "cpu_radix.h"
 #include "spirv/bench_copy.h"
 #include "vren_radix/context.h"
+#include "warmup.h"
 
 namespace {
 
@@ -155,7 +157,7 @@ void benchVren(benchmark::State& state, Context& ctx, double copy_gbps, const Ca
     i = (i + 1) % ms.size();
   }
   finish(state, c.count);
-  const double passes = std::ceil(endBit(c.dist) / 4.0);
+  const double passes = cs.passes;  // the sorter's: 4- or 8-bit digits
   const double bytes = passes * c.count * (c.pairs ? kPairsBytesPerPass : kKeysBytesPerPass);
   const double mean_s = total_ms * 1e-3 / static_cast<double>(state.iterations());
   if (copy_gbps > 0 && mean_s > 0) state.counters["pct_of_ceiling"] = bytes / (copy_gbps * 1e9) / mean_s * 100;
@@ -332,6 +334,8 @@ struct Flags {
   int max_log2 = 0;  // 0: chosen from the device
   int cpu_max_log2 = 0;
   int device = -1;
+  bool tuned = false;
+  vren::radix::TuningConfig tuning{};
 };
 
 bool parseLog2(const std::string& text, int* out) {
@@ -359,6 +363,9 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
         return false;
       }
       flags->device = std::stoi(value);
+    } else if (key == "--tuning") {
+      if (!vren::radix::cli::parseTuning(value, &flags->tuning, error)) return false;
+      flags->tuned = true;
     } else {
       argv[kept++] = argv[i];
     }
@@ -405,7 +412,8 @@ double measureCopyBandwidth(Context& ctx, uint64_t heap_bytes, uint64_t* bytes) 
   *bytes = std::min<uint64_t>(kCopyBytes, std::max<uint64_t>(heap_bytes / 16, 1 << 20));
   std::vector<double> ms;
   std::string error;
-  if (!ctx.timeCopy(*bytes, 8, &ms, &error) || ms.size() < 2) {
+  if (!vren::radix::bench::warmUp([&] { return ctx.timeCopy(*bytes, 8, &ms, &error); }) ||
+      !ctx.timeCopy(*bytes, 8, &ms, &error) || ms.size() < 2) {
     std::fprintf(stderr, "vren_radix_bench: could not time a copy (%s); pct_of_ceiling is left out.\n", error.c_str());
     return 0;
   }
@@ -460,15 +468,29 @@ double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
                         &error);
   // Enough workgroups to fill any GPU; each strides over the buffer.
   const uint32_t groups = std::max(1u, std::min(constants.vectors / 256, 8192u));
-  for (int r = 0; ok && r < 8; ++r) {
-    double t = 0;
-    ok = ctx.submit(
+  auto copies = [&](int n, double* t) {
+    return ctx.submit(
         [&](VkCommandBuffer cmd) {
           vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
           vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
-          vkCmdDispatch(cmd, groups, 1, 1);
+          for (int i = 0; i < n; ++i) {
+            if (i > 0) {  // the copies write the same buffer
+              VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+              barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+              barrier.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+              vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                                   &barrier, 0, nullptr, 0, nullptr);
+            }
+            vkCmdDispatch(cmd, groups, 1, 1);
+          }
         },
-        &error, &t);
+        &error, t);
+  };
+  double unused = 0;
+  ok = ok && vren::radix::bench::warmUp([&] { return copies(20, &unused); });
+  for (int r = 0; ok && r < 8; ++r) {
+    double t = 0;
+    ok = copies(1, &t);
     ms.push_back(t);
   }
   if (pipeline) vkDestroyPipeline(device, pipeline, nullptr);
@@ -499,7 +521,8 @@ constexpr const char* kFlagsHelp =
     "                    device and up to 28 on a GPU)\n"
     "  --cpu-max-log2=N  largest count for the CPU baselines (default: $VREN_RADIX_BENCH_CPU_MAX_LOG2, else\n"
     "                    the smaller of 24 and the largest count)\n"
-    "  --device=N        the Vulkan device, numbered as by `vren-radix info`\n\n";
+    "  --device=N        the Vulkan device, numbered as by `vren-radix info`\n"
+    "  --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -524,6 +547,7 @@ int main(int argc, char** argv) {
 
   vren::radix::ContextOptions options;
   options.device_index = flags.device;
+  if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
   double copy_gbps = 0;
   bool cpu_device = true;
@@ -546,7 +570,8 @@ int main(int argc, char** argv) {
                                               ", pairs scatter " +
                                               std::to_string(props.pairs_scatter.workgroup_size) + "x" +
                                               std::to_string(props.pairs_scatter.keys_per_thread) +
-                                              ", tile " + std::to_string(props.tile_size));
+                                              ", tile " + std::to_string(props.tile_size) + ", " +
+                                              std::to_string(props.tuning.digit_bits) + "-bit digits");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));
     benchmark::AddCustomContext("copy_bandwidth_transfer_gbps", formatDouble(transfer_gbps, 1));

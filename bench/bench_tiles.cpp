@@ -4,10 +4,10 @@
 //
 // GPU time comes from Vulkan timestamps around each pass (TilePackInfo::timestamp_pool). A run
 // records all its passes into one submission, each behind its own counter clear and barrier
-// (outside its timestamps), after a discarded warm-up submission of the same: the GPU works
-// back to back and keeps its clocks up, where one submission and one host wait per pass left it
-// idle most of the time (and, after the CPU check of a large screen, idle long enough to clock
-// down: that made the 3840 x 2160 runs slow and noisy). Each case is verified once against a
+// (outside its timestamps), after discarded warm-up submissions of the same for 500 ms: the GPU
+// works back to back and keeps its clocks up, where one submission and one host wait per pass
+// left it idle most of the time (and, after the CPU check of a large screen, idle long enough to
+// clock down: that made the 3840 x 2160 runs slow and noisy). Each case is verified once against a
 // CPU check (every pixel with work exactly once, inside its tile's range) before it is timed.
 // Reported per case: the manual time (mean of the run), median_us (median of the run's passes),
 // pixels per second, and mixed_pct, the share of containers holding more than one key. For a
@@ -30,6 +30,7 @@
 #include <benchmark/benchmark.h>
 #include <volk.h>
 
+#include "warmup.h"
 #include "vren_radix/context.h"
 #include "vren_radix/tiles.h"
 
@@ -309,7 +310,8 @@ void benchPack(benchmark::State& state, Bench& bench, const Variant& v, uint32_t
   // Iterations() fixes the count, so the passes can be timed before the loop, in one submission.
   const uint32_t passes = static_cast<uint32_t>(state.max_iterations);
   std::vector<double> samples;
-  if (!bench.timePasses(info, passes, &samples, &error)) return state.SkipWithError(error.c_str());  // warm-up
+  if (!vren::radix::bench::warmUp([&] { return bench.timePasses(info, passes, &samples, &error); }))
+    return state.SkipWithError(error.c_str());
   if (!bench.timePasses(info, passes, &samples, &error)) return state.SkipWithError(error.c_str());
   size_t i = 0;
   for (auto _ : state) state.SetIterationTime(samples[i++ % samples.size()] * 1e-6);

@@ -3,6 +3,7 @@
 #include <volk.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 
@@ -549,7 +550,25 @@ struct Context::Impl {
   // every_dispatch, then each dispatch's.
   bool run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o, int repetitions,
            bool every_dispatch, bool poison, SortStats* stats, std::vector<std::vector<double>>* times,
-           std::string* error);
+           std::string* error, uint32_t warmup = 0);
+
+  // Untimed sorts to record before the timed ones, in the same submission. A GPU that idled
+  // while the host prepared data runs at a fraction of its clock until it has been busy for a
+  // while (an H200 at 345-960 MHz instead of 1980 MHz sorted 2-5x slower; its clock came back
+  // within about 200 ms of steady work; bench/RESULTS.md, "The slow state"). Sized from one
+  // probe sort to keep the GPU busy for kWarmupMs at the probe's speed, which may itself have
+  // been slowed.
+  static constexpr double kWarmupMs = 500;
+  bool warmupSorts(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
+                   uint32_t* warmup, std::string* error) {
+    std::vector<uint32_t> probe_keys(key_words.begin(), key_words.end());
+    std::vector<uint32_t> probe_values(value_span.begin(), value_span.end());
+    std::vector<std::vector<double>> probe;
+    if (!run(probe_keys, probe_values, o, 1, false, false, nullptr, &probe, error)) return false;
+    const double ms = std::max(probe.front().front(), 1e-4);
+    *warmup = static_cast<uint32_t>(std::clamp(std::ceil(kWarmupMs / ms), 1.0, 2000.0));
+    return true;
+  }
 
   double ticksToMs(uint64_t begin, uint64_t end) const {
     return static_cast<double>(end - begin) * info.timestamp_period_ns * 1e-6;
@@ -589,7 +608,7 @@ uint32_t Context::maxCount() const { return getSorterProperties(impl_->sorter).m
 
 bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
                         int repetitions, bool every_dispatch, bool poison, SortStats* stats,
-                        std::vector<std::vector<double>>* times, std::string* error) {
+                        std::vector<std::vector<double>>* times, std::string* error, uint32_t warmup) {
   const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
   if (key_words.size() % words_per_key) {
     if (error) *error = "64-bit keys need an even number of 32-bit words.";
@@ -620,7 +639,10 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
   }
   const Shape shape{static_cast<uint32_t>(n), VkDeviceSize{n} * 4 * words_per_key, with_values ? VkDeviceSize{n} * 4 : 0};
   const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
-  const uint32_t passes = n == 0 || o.end_bit <= o.begin_bit ? 0 : (o.end_bit - o.begin_bit + 3) / 4;
+  const SorterProperties props = getSorterProperties(sorter);
+  const uint32_t digit_bits = (o.key_type == KeyType::kU64 ? props.tuning_u64 : props.tuning).digit_bits;
+  const uint32_t passes =
+      n == 0 || o.end_bit <= o.begin_bit ? 0 : (o.end_bit - o.begin_bit + digit_bits - 1) / digit_bits;
   const uint32_t per_sort = every_dispatch ? 2 + 3 * passes : 2;
   if (!ensureCapacity(shape.count, words_per_key, with_values, error)) return false;
   if (timestamps && !ensureQueries(per_sort * reps, error)) return false;
@@ -645,7 +667,8 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
   if (with_values) copy(staging.buffer, shape.key_bytes, pristine_values.buffer, 0, shape.value_bytes);
   if (o.gpu_count) vk.vkCmdUpdateBuffer(cmd, gpu_count.buffer, 0, 4, &o.gpu_count_value);
   SortResult result{};
-  for (uint32_t r = 0; r < reps; ++r) {
+  const SortInfo timed = si;
+  for (uint32_t r = 0; r < warmup + reps; ++r) {
     // Restore the input; the previous sort (or upload) must be done with the buffers first.
     barrier(VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
@@ -654,7 +677,9 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
     if (with_values) copy(pristine_values.buffer, 0, values.buffer, 0, shape.value_bytes);
     barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    si.first_query = per_sort * r;
+    si = timed;
+    if (r < warmup) si.timestamp_pool = VK_NULL_HANDLE;
+    si.first_query = r < warmup ? 0 : per_sort * (r - warmup);
     result = o.gpu_count ? cmdSortIndirect(sorter, cmd, si, {gpu_count.buffer, 0, 4}) : cmdSort(sorter, cmd, si);
   }
   barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -701,7 +726,10 @@ bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const S
 bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                         int repetitions, std::vector<double>* gpu_ms, std::string* error) {
   std::vector<std::vector<double>> times;
-  if (!impl_->run(keys, values, options, repetitions, false, false, nullptr, &times, error)) return false;
+  uint32_t warmup = 0;
+  if (!impl_->warmupSorts(keys, values, options, &warmup, error) ||
+      !impl_->run(keys, values, options, repetitions, false, false, nullptr, &times, error, warmup))
+    return false;
   gpu_ms->clear();
   for (const auto& row : times) gpu_ms->push_back(row.front());
   return true;
@@ -709,7 +737,9 @@ bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, co
 
 bool Context::profileSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                            int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error) {
-  return impl_->run(keys, values, options, repetitions, true, false, nullptr, step_ms, error);
+  uint32_t warmup = 0;
+  return impl_->warmupSorts(keys, values, options, &warmup, error) &&
+         impl_->run(keys, values, options, repetitions, true, false, nullptr, step_ms, error, warmup);
 }
 
 }  // namespace vren::radix
