@@ -42,6 +42,9 @@ shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
 shared uint s_bin_start[BINS];        // where each bin starts inside the tile
 shared uint s_bin_destination[BINS];  // global index of tile slot 0 if it held this bin
 
+// Slots past the end take the last bin: behind every real key of the tile, never written.
+uint key_bin(Key key, uint slot, uint tile_keys) { return slot < tile_keys ? bin_of(key) : PADDING_BIN; }
+
 void main() {
   const uint tile = tile_index();
   if (tile >= tile_count()) return;  // uniform per workgroup: the 2D grid's overhang
@@ -86,24 +89,24 @@ void main() {
   const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
-  uint bins[KEYS_PER_THREAD];
   uint ranks[KEYS_PER_THREAD];
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
     const bool valid = slot < tile_keys;
     keys[i] = valid ? load_key(keys_in, tile_begin + slot) : NO_KEY;
     if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (valid ? values_in.data[tile_begin + slot] : 0u);
-    // Slots past the end take the last bin: behind every real key of the tile, never written.
-    bins[i] = valid ? bin_of(keys[i]) : PADDING_BIN;
   }
+  // Bins are recomputed where needed rather than kept: registers decide how many workgroups
+  // share an SM.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uvec4 peers = peers_of(bins[i], true);
+    const uint bin = key_bin(keys[i], segment + i * gl_SubgroupSize + gl_SubgroupInvocationID, tile_keys);
+    const uvec4 peers = peers_of(bin, true);
     const uint below = subgroupBallotExclusiveBitCount(peers);
-    const uint running = s_subgroup_bins[subgroup_bins + bins[i]];
+    const uint running = s_subgroup_bins[subgroup_bins + bin];
     ranks[i] = running + below;
     subgroupMemoryBarrierShared();
     subgroupBarrier();  // every peer has read the running count before the lowest one adds
-    if (below == 0u) s_subgroup_bins[subgroup_bins + bins[i]] = running + subgroupBallotBitCount(peers);
+    if (below == 0u) s_subgroup_bins[subgroup_bins + bin] = running + subgroupBallotBitCount(peers);
     subgroupMemoryBarrierShared();
     subgroupBarrier();  // the next round reads the updated counts
   }
@@ -142,7 +145,8 @@ void main() {
 
   // 3. Sort the tile by bin in shared memory.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint local = s_bin_start[bins[i]] + s_subgroup_bins[subgroup_bins + bins[i]] + ranks[i];
+    const uint bin = key_bin(keys[i], segment + i * gl_SubgroupSize + gl_SubgroupInvocationID, tile_keys);
+    const uint local = s_bin_start[bin] + s_subgroup_bins[subgroup_bins + bin] + ranks[i];
     s_keys[local] = keys[i];
     if (WITH_VALUES) s_values[local] = values[i];
   }
