@@ -29,29 +29,16 @@ namespace {
 constexpr uint32_t kPoison = 0xDCDCDCDCu;
 constexpr uint32_t kCanary = 0xC0FFEE11u;
 
-// Host allocation callbacks that fail the fail_at-th allocation or reallocation (0-based) and
-// keep count of the blocks still live.
-class FailingAllocator {
+// What both failure injectors below count: calls, the one failed on purpose (the fail_at-th,
+// 0-based), and frees of blocks or handles they never handed out.
+class FailureCounter {
  public:
-  FailingAllocator() {
-    callbacks_.pUserData = this;
-    callbacks_.pfnAllocation = allocate;
-    callbacks_.pfnReallocation = reallocate;
-    callbacks_.pfnFree = release;
-  }
-
-  const VkAllocationCallbacks* callbacks() const { return &callbacks_; }
-
   void arm(uint64_t fail_at) {
     std::lock_guard<std::mutex> lock(mutex_);
     fail_at_ = fail_at;
     calls_ = 0;
     failures_ = 0;
     foreign_frees_ = 0;
-  }
-  size_t live() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return live_.size();
   }
   uint64_t calls() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -66,14 +53,42 @@ class FailingAllocator {
     return foreign_frees_;
   }
 
- private:
-  // Called with the mutex held: false if this call is the one to fail.
-  bool admit() {
+ protected:
+  // Called with mutex_ held: false if this call is the one to fail.
+  bool admitLocked() {
     const bool fail = calls_++ == fail_at_;
     failures_ += fail;
     return !fail;
   }
 
+  std::mutex mutex_;
+  uint64_t foreign_frees_ = 0;
+
+ private:
+  uint64_t fail_at_ = UINT64_MAX;
+  uint64_t calls_ = 0;
+  uint64_t failures_ = 0;
+};
+
+// Host allocation callbacks that fail the fail_at-th allocation or reallocation (0-based) and
+// keep count of the blocks still live.
+class FailingAllocator : public FailureCounter {
+ public:
+  FailingAllocator() {
+    callbacks_.pUserData = this;
+    callbacks_.pfnAllocation = allocate;
+    callbacks_.pfnReallocation = reallocate;
+    callbacks_.pfnFree = release;
+  }
+
+  const VkAllocationCallbacks* callbacks() const { return &callbacks_; }
+
+  size_t live() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.size();
+  }
+
+ private:
   void* take(size_t size, size_t alignment) {
     void* pointer = nullptr;
     if (posix_memalign(&pointer, std::max(alignment, sizeof(void*)), std::max<size_t>(size, 1)) != 0) return nullptr;
@@ -84,7 +99,7 @@ class FailingAllocator {
   static VKAPI_ATTR void* VKAPI_CALL allocate(void* user, size_t size, size_t alignment, VkSystemAllocationScope) {
     auto* self = static_cast<FailingAllocator*>(user);
     std::lock_guard<std::mutex> lock(self->mutex_);
-    if (size == 0 || !self->admit()) return nullptr;
+    if (size == 0 || !self->admitLocked()) return nullptr;
     return self->take(size, alignment);
   }
 
@@ -102,7 +117,7 @@ class FailingAllocator {
       ++self->foreign_frees_;
       return nullptr;
     }
-    if (!self->admit()) return nullptr;  // the original stays valid, as the spec asks
+    if (!self->admitLocked()) return nullptr;  // the original stays valid, as the spec asks
     const size_t old_size = it->second;
     void* pointer = self->take(size, alignment);
     if (!pointer) return nullptr;
@@ -124,12 +139,7 @@ class FailingAllocator {
   }
 
   VkAllocationCallbacks callbacks_{};
-  std::mutex mutex_;
   std::unordered_map<void*, size_t> live_;
-  uint64_t fail_at_ = UINT64_MAX;
-  uint64_t calls_ = 0;
-  uint64_t failures_ = 0;
-  uint64_t foreign_frees_ = 0;
 };
 
 // Vulkan object creation through wrapped device entry points: the fail_at-th vkCreate* call
@@ -137,32 +147,13 @@ class FailingAllocator {
 // modules, pipeline layouts and pipelines still alive are counted. Drivers may ignore
 // pAllocator for some objects (lavapipe does for pipelines and layouts), so this sees leaks that
 // the allocation callbacks cannot.
-class FailingObjects {
+class FailingObjects : public FailureCounter {
  public:
   static PFN_vkGetDeviceProcAddr getDeviceProcAddr() { return wrappedGetDeviceProcAddr; }
 
-  void arm(uint64_t fail_at) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fail_at_ = fail_at;
-    calls_ = 0;
-    failures_ = 0;
-    foreign_ = 0;
-  }
   size_t live() {
     std::lock_guard<std::mutex> lock(mutex_);
     return live_.size();
-  }
-  uint64_t calls() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return calls_;
-  }
-  uint64_t failures() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return failures_;
-  }
-  uint64_t foreignFrees() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return foreign_;
   }
 
  private:
@@ -176,9 +167,7 @@ class FailingObjects {
   }
   bool admit() {
     std::lock_guard<std::mutex> lock(mutex_);
-    const bool fail = calls_++ == fail_at_;
-    failures_ += fail;
-    return !fail;
+    return admitLocked();
   }
   void add(uint64_t handle) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -188,7 +177,7 @@ class FailingObjects {
   bool remove(uint64_t handle) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (live_.erase(handle)) return true;
-    ++foreign_;
+    ++foreign_frees_;
     return false;
   }
 
@@ -258,12 +247,7 @@ class FailingObjects {
   PFN_vkDestroyPipelineLayout destroy_layout_ = nullptr;
   PFN_vkCreateComputePipelines create_pipelines_ = nullptr;
   PFN_vkDestroyPipeline destroy_pipeline_ = nullptr;
-  std::mutex mutex_;
   std::set<uint64_t> live_;
-  uint64_t fail_at_ = UINT64_MAX;
-  uint64_t calls_ = 0;
-  uint64_t failures_ = 0;
-  uint64_t foreign_ = 0;
 
   friend FailingObjects& failingObjects();
 };
@@ -679,16 +663,19 @@ struct SorterDeleter {
 };
 using SorterPtr = std::unique_ptr<Sorter, SorterDeleter>;
 
-// digit_bits 0: the test context's tuning; else that tuning with digits of that width.
-SorterPtr fakeSorter(const FakeLimits& limits, uint32_t digit_bits = 0) {
+// The test context's tuning with digits of the given width.
+TuningConfig withDigits(uint32_t digit_bits) {
+  TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
+  tuning.digit_bits = digit_bits;
+  return tuning;
+}
+
+// tuning null: the device's choice.
+SorterPtr fakeSorter(const FakeLimits& limits, const TuningConfig* tuning = nullptr) {
   g_fake = limits;
   SorterCreateInfo info = sorterCreateInfo(context());
   info.get_instance_proc_addr = fakeGetInstanceProcAddr;
-  TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
-  if (digit_bits) {
-    tuning.digit_bits = digit_bits;
-    info.tuning = &tuning;
-  }
+  info.tuning = tuning;
   Sorter* s = nullptr;
   std::string why;
   const VkResult result = createSorter(info, &s, &why);
@@ -727,7 +714,13 @@ void checkMaxCount(const Sorter* s, uint64_t max_allocation, uint32_t groups_x, 
   CHECK(max + tile_large <= (uint64_t{1} << 32));
   const uint64_t groups = uint64_t{groups_x} * groups_y;  // below 2^64; times a tile it may not be
   const uint64_t by_grid = groups > (uint64_t{1} << 40) ? UINT64_MAX : groups * tile_small;
-  const uint64_t tightest = std::min({max_allocation / 8, by_grid, uint64_t{1} << 31});
+  // The internal buffer: its words are indexed in u32 by the shaders.
+  const uint64_t internal_per_tile =
+      getMemoryRequirements(s, static_cast<uint32_t>(tile_small + 1), false).internal_size -
+      getMemoryRequirements(s, 1, false).internal_size;
+  CHECK(getMemoryRequirements(s, props.max_count, false).internal_size <= (uint64_t{1} << 34));
+  const uint64_t by_internal = std::min(max_allocation, uint64_t{1} << 34) / internal_per_tile * tile_small;
+  const uint64_t tightest = std::min({max_allocation / 8, by_grid, uint64_t{1} << 31, by_internal});
   CHECK(max >= tightest / 2);
 }
 
@@ -784,17 +777,34 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits")
       {uint64_t{1} << 40, 1, 1},
       {uint64_t{1} << 40, 1000, 3},
   };
-  for (uint32_t digit_bits : {4u, 8u})
+  for (uint32_t digit_bits : {4u, 8u}) {
+    const TuningConfig tuning = withDigits(digit_bits);
     for (const FakeLimits& f : fakes)
-      checkMaxCount(fakeSorter(f, digit_bits).get(), f.max_allocation, f.groups_x, f.groups_y);
+      checkMaxCount(fakeSorter(f, &tuning).get(), f.max_allocation, f.groups_x, f.groups_y);
+  }
+  // Tiny tiles and wide digits: the internal buffer, not the keys, bounds the count.
+  const TuningConfig tiny{32, 1, 8};
+  checkMaxCount(fakeSorter(fakes[0], &tiny).get(), fakes[0].max_allocation, fakes[0].groups_x, fakes[0].groups_y);
   // With plenty of everything, the limit is near 2^31 keys or above.
   CHECK(getSorterProperties(fakeSorter(fakes[0]).get()).max_count >= (1u << 30));
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: digit widths other than 4 and 8 are rounded to one of them") {
+  for (uint32_t asked : {0u, 1u, 3u, 4u, 5u, 7u, 8u, 9u, 16u, 32u, 0xFFFFFFFFu}) {
+    INFO("digit_bits " << asked);
+    const TuningConfig tuning = withDigits(asked);
+    SorterPtr sorter = fakeSorter({}, &tuning);
+    const SorterProperties props = getSorterProperties(sorter.get());
+    CHECK(props.tuning.digit_bits == (asked > 4 ? 8u : 4u));
+    CHECK(props.tuning_u64.digit_bits == props.tuning.digit_bits);
+  }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest count do not overflow") {
   for (uint32_t digit_bits : {4u, 8u}) {
     INFO(digit_bits << "-bit digits");
-    SorterPtr sorter = fakeSorter({uint64_t{1} << 40, 0x7FFFFFFFu, 65535}, digit_bits);
+    const TuningConfig tuning = withDigits(digit_bits);
+    SorterPtr sorter = fakeSorter({uint64_t{1} << 40, 0x7FFFFFFFu, 65535}, &tuning);
     const uint32_t max = getSorterProperties(sorter.get()).max_count;
     const uint32_t tile = getSorterProperties(sorter.get()).tile_size;
     REQUIRE(max >= (1u << 30));
