@@ -372,7 +372,8 @@ void benchSort(benchmark::State& state, Bench& bench, const Case& c) {
   if (!bench.prepare(c.map, c.width, c.height, c.materials, 1, &error)) return state.SkipWithError(error.c_str());
   if (const std::string why = bench.verifySort(); !why.empty()) return state.SkipWithError(why.c_str());
   double ms = 0, steps[4];
-  if (!vren::radix::bench::warmUp([&] { return bench.sort(&ms, steps, &error); })) return state.SkipWithError(error.c_str());
+  if (!vren::radix::bench::warmUp([&] { return bench.sort(&ms, steps, &error); }))
+    return state.SkipWithError(error.c_str());
   std::vector<double> samples, step_samples[4];
   for (auto _ : state) {
     if (!bench.sort(&ms, steps, &error)) return state.SkipWithError(error.c_str());

@@ -7,9 +7,10 @@
 //
 // pct_of_ceiling compares a sort with the time the device's copy bandwidth (the faster of
 // vkCmdCopyBuffer and a compute-shader copy) needs to move the bytes a count-then-scatter radix
-// sort with 4-bit digits must move: per key and pass, keys move
-// 12 bytes (count reads 4; scatter reads 4 and writes 4), pairs 20 (count 4, scatter 8 + 8), for
-// ceil((end_bit - begin_bit) / 4) passes. An engine that skips passes can exceed 100%.
+// sort must move: per key and pass, keys move 12 bytes (count reads 4; scatter reads 4 and
+// writes 4), pairs 20 (count 4, scatter 8 + 8), for the sorter's passes (half as many with 8-bit
+// digits, so 4- and 8-bit figures have different ceilings). An engine that skips passes can
+// exceed 100%.
 //
 // Flags, besides Google Benchmark's (--benchmark_filter, --benchmark_repetitions, ...):
 //   --max-log2=N      largest power-of-two count: default $VREN_RADIX_BENCH_MAX_LOG2, else 22 on a
@@ -18,6 +19,7 @@
 //   --cpu-max-log2=N  largest count for the CPU baselines: default $VREN_RADIX_BENCH_CPU_MAX_LOG2,
 //                     else the smaller of 24 and the --max-log2 value
 //   --device=N        the Vulkan device, numbered as by `vren-radix info`
+//   --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -138,7 +140,7 @@ void benchVren(benchmark::State& state, Context& ctx, double copy_gbps, const Ca
     cs.passes = stats.passes;
   }
 
-  // One batch per run: a warm-up sort, then one sort per iteration.
+  // One batch per run (timeSorts warms the GPU up first); its first sort is dropped as well.
   std::vector<uint32_t> keys = in.keys, values = values_in;
   std::vector<double> ms;
   if (!ctx.timeSorts(keys, values, options, static_cast<int>(state.max_iterations) + 1, &ms, &error))

@@ -1,11 +1,11 @@
 #version 460
-// Radix pass, step 2 of 3: global exclusive scan of the digit-major counts.
+// Radix pass, step 2 of 3: global exclusive scan of the counts, in digit-major order.
 //
 // One workgroup per bin scans that bin's row of count-workgroup sums (COUNT_TILES tiles each, a
 // quarter of the tile counts at the default) in place and writes the bin's total to the state
 // block. The scatter pass adds the counts of the earlier tiles of its group and the exclusive
-// sum of the totals of the lower bins, which completes the scan over the whole digit-major
-// array: offset(bin, tile) = sum of all counts before (bin, tile) in digit-major order.
+// sum of the totals of the lower bins, which completes the scan in digit-major order:
+// offset(bin, tile) = sum of all counts before (bin, tile) in that order.
 // A bin holding every key means the pass would not move anything: its workgroup marks the pass
 // as skipped by keeping the next pass's input where this pass's input is.
 //

@@ -60,6 +60,9 @@ struct PassConstants {
   uint32_t bin_flip;
   uint32_t pad0;
 };
+static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_COPY_GRID,
+              "the parity of every pass and of the result fit before the copy grid");
+static_assert(VREN_RADIX_STATE_COPY_GRID + 3 <= VREN_RADIX_STATE_TOTALS, "the copy grid fits before the totals");
 static_assert(sizeof(PassConstants) == 96, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");
 }  // namespace vren::radix::detail

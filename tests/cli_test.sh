@@ -193,6 +193,9 @@ no_file "$dir/b2.bin" "bad sort options"
 expect 2 "info with an unknown option" -- info --colour
 expect 2 "--json with --quiet" -- demo --count 100 --json --quiet
 expect 2 "demo --profile given a value" -- demo --count 100 --profile 1
+for tuning in 256x4x9 256x4x 256 0x4 256x4x8x1; do
+  expect 2 "demo --tuning $tuning" -- demo --count 100 --tuning "$tuning"
+done
 
 # Help, version, JSON and quiet output.
 for command in info sort demo materials tiles; do
@@ -209,6 +212,8 @@ expect 0 "demo --json" -- demo --count 5000 --profile --json
 python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["verified"] and len(o["runs"]) == 2' <"$dir/stdout" || { echo "FAIL: demo --json"; failures=$((failures + 1)); }
 expect 0 "demo --quiet" -- demo --count 5000 --quiet
 [ -s "$dir/stdout" ] && { echo "FAIL: demo --quiet printed to stdout"; failures=$((failures + 1)); }
+expect 0 "demo with 8-bit digits" -- demo --count 5000 --tuning 64x4x8 --profile --json
+python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["verified"] and o["tuning"]["digit_bits"] == 8 and o["runs"][0]["profile"]["passes"] == 4' <"$dir/stdout" || { echo "FAIL: demo with 8-bit digits"; failures=$((failures + 1)); }
 expect 0 "info --quiet" -- info --quiet
 [ -s "$dir/stdout" ] && { echo "FAIL: info --quiet printed to stdout"; failures=$((failures + 1)); }
 

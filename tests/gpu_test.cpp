@@ -59,7 +59,8 @@ Context& context() {
     std::printf("device: %s (%s), subgroup size %u, tile %u keys, %u-bit digits\n", d.name.c_str(),
                 d.driver.c_str(), d.subgroup_size, props.tile_size, props.tuning.digit_bits);
     if (props.tuning.digit_bits != testDigitBits()) {
-      std::fprintf(stderr, "Expected %u-bit digits but the sorter runs %u.\n", testDigitBits(), props.tuning.digit_bits);
+      std::fprintf(stderr, "Expected %u-bit digits but the sorter runs %u.\n", testDigitBits(),
+                   props.tuning.digit_bits);
       std::exit(1);
     }
     // The suite runs once per subgroup size; make sure each run really got the one it asked for.

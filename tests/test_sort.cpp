@@ -181,16 +181,16 @@ namespace vren::radix::test {
 
 TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only") {
   const uint32_t n = 5 * tileSize() + 7;
-  // Digits 2 and 5 vary, everything else is constant: six of eight passes are skipped, and the
-  // data ends in the other ping-pong buffer than the pass count predicts unless the final copy
-  // moves it.
+  // Nibbles 2 and 5 vary, everything else is constant: most passes are skipped (six of eight
+  // with 4-bit digits), and the data ends in the other ping-pong buffer than the pass count
+  // predicts unless the final copy moves it.
   for (uint32_t varying_mask : {0x00F00F00u, 0x0000F000u, 0xF0000000u, 0x0000000Fu, 0u}) {
     std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
     for (auto& k : keys) k = (k & varying_mask) | (0x12345678u & ~varying_mask);
     checkSort(context(), keys, true, {}, "mask " + std::to_string(varying_mask));
     SortOptions o;
     o.begin_bit = 4;
-    o.end_bit = 24;  // five passes: odd
+    o.end_bit = 24;  // an odd pass count at either digit width: five or three
     checkSort(context(), keys, false, o, "mask " + std::to_string(varying_mask));
   }
 }
@@ -255,12 +255,32 @@ TEST_CASE_FIXTURE(GpuTest, "64-bit keys") {
     o.begin_bit = 30;  // digits straddle the two words
     o.end_bit = 41;
     checkSort(context(), words, true, o, "uniform u64, bits 30..41");
-    // High words all equal: the first eight passes matter, the last eight are skipped.
+    // High words all equal: the passes over the low word matter, those over the high word are
+    // skipped.
     for (uint32_t i = 0; i < n; ++i) words[2 * i + 1] = 7;
     o.begin_bit = 0;
     o.end_bit = 64;
     o.descending = true;
     checkSort(context(), words, true, o, "u64 with a constant high word");
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit range") {
+  // 32 threads x 2 keys: with 8-bit digits each thread owns several of the 256 bins.
+  Context& small = contextWithTuning(32, 2);
+  const uint32_t n = 3 * getSorterProperties(small.sorter()).tile_size + 5;
+  for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
+    const bool wide = type == KeyType::kU64;
+    const std::vector<uint32_t> words = makeKeys(wide ? 2 * n : n, Distribution::kUniform, rng());
+    SortOptions o;
+    o.key_type = type;
+    o.end_bit = wide ? 64 : 32;
+    checkSort(small, words, true, o, "uniform");
+    o.descending = true;
+    checkSort(small, words, true, o, "uniform");
+    o.begin_bit = wide ? 30 : 3;  // partial digits; for u64, digits across the two words
+    o.end_bit = wide ? 45 : 20;
+    checkSort(small, words, false, o, "uniform");
   }
 }
 

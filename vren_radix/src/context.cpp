@@ -557,16 +557,19 @@ struct Context::Impl {
   // while (an H200 at 345-960 MHz instead of 1980 MHz sorted 2-5x slower; its clock came back
   // within about 200 ms of steady work; bench/RESULTS.md, "The slow state"). Sized from one
   // probe sort to keep the GPU busy for kWarmupMs at the probe's speed, which may itself have
-  // been slowed.
+  // been slowed; at most kMaxWarmupSorts (sorts below about 2^17 keys warm up for less).
   static constexpr double kWarmupMs = 500;
+  static constexpr double kMaxWarmupSorts = 2000;
   bool warmupSorts(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
                    uint32_t* warmup, std::string* error) {
+    *warmup = 0;
+    if (key_words.empty()) return true;  // nothing to sort, nothing to time
     std::vector<uint32_t> probe_keys(key_words.begin(), key_words.end());
     std::vector<uint32_t> probe_values(value_span.begin(), value_span.end());
     std::vector<std::vector<double>> probe;
     if (!run(probe_keys, probe_values, o, 1, false, false, nullptr, &probe, error)) return false;
     const double ms = std::max(probe.front().front(), 1e-4);
-    *warmup = static_cast<uint32_t>(std::clamp(std::ceil(kWarmupMs / ms), 1.0, 2000.0));
+    *warmup = static_cast<uint32_t>(std::clamp(std::ceil(kWarmupMs / ms), 1.0, kMaxWarmupSorts));
     return true;
   }
 

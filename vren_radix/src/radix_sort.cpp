@@ -114,12 +114,12 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
                            tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1, bits};
   // 256 bins rank with running counts (radix_scatter_wide.comp), 16 with per-round counts.
   const bool wide_digits = detail::binCount(tuning) > 16;
-  const uint32_t* scatter_code = wide ? (wide_digits ? vren_radix_scatter_wide_u64_spv : vren_radix_scatter_u64_spv)
-                                      : (wide_digits ? vren_radix_scatter_wide_spv : vren_radix_scatter_spv);
-  const size_t scatter_size = wide ? (wide_digits ? sizeof(vren_radix_scatter_wide_u64_spv) : sizeof(vren_radix_scatter_u64_spv))
-                                   : (wide_digits ? sizeof(vren_radix_scatter_wide_spv) : sizeof(vren_radix_scatter_spv));
-  const PipelineSpec scatter_keys{scatter_code, scatter_size, tuning.workgroup_size, tuning.keys_per_thread,
-                                  max_subgroups, 1, bits};
+  const PipelineSpec scatter_keys{
+      wide ? (wide_digits ? vren_radix_scatter_wide_u64_spv : vren_radix_scatter_u64_spv)
+           : (wide_digits ? vren_radix_scatter_wide_spv : vren_radix_scatter_spv),
+      wide ? (wide_digits ? sizeof(vren_radix_scatter_wide_u64_spv) : sizeof(vren_radix_scatter_u64_spv))
+           : (wide_digits ? sizeof(vren_radix_scatter_wide_spv) : sizeof(vren_radix_scatter_spv)),
+      tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1, bits};
   // The same tile, possibly over more threads; values take a shared slot per key.
   const TuningConfig pairs = detail::pairsScatterShape(tuning, limits, key_words);
   PipelineSpec scatter_pairs = scatter_keys;
@@ -188,6 +188,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const TuningConfig requested = info.tuning ? *info.tuning : detail::defaultTuning(limits.vendor_id);
   const TuningConfig tuning = detail::clampTuning(requested, limits, 1);
   const TuningConfig tuning_u64 = detail::clampTuning(requested, limits, 2);
+  // One scan pipeline and one internal layout serve both key widths: their digits must agree.
+  assert(tuning.digit_bits == tuning_u64.digit_bits);
   for (const auto& [t, words] : {std::pair{tuning, 1u}, std::pair{tuning_u64, 2u}}) {
     const uint32_t max_subgroups = std::max(1u, t.workgroup_size / limits.min_subgroup_size);
     if (detail::scatterSharedBytes(t, max_subgroups, true, words) > limits.max_shared_memory)
@@ -215,12 +217,13 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint64_t groups = uint64_t{limits.max_groups[0]} * limits.max_groups[1];
   const uint64_t by_grid = std::min(groups, by_index) * std::min(tile, tile_u64);
   const uint64_t by_memory = limits.max_allocation / 8;
-  // The internal buffer: the state block and two words per bin and tile (see internalSize).
-  const uint64_t internal_words = limits.max_allocation / 4;
+  // The internal buffer: the state block and two words per bin and tile (see internalSize),
+  // within one allocation and within the shaders' u32 word indices.
+  const uint64_t internal_words = std::min(limits.max_allocation / 4, uint64_t{1} << 32);
   const uint64_t per_tile_words = uint64_t{2} * detail::binCount(tuning);
-  const uint64_t by_internal = internal_words > VREN_RADIX_STATE_WORDS
-                                   ? (internal_words - VREN_RADIX_STATE_WORDS) / per_tile_words * std::min(tile, tile_u64)
-                                   : 0;
+  const uint64_t tiles_by_internal =
+      internal_words > VREN_RADIX_STATE_WORDS ? (internal_words - VREN_RADIX_STATE_WORDS) / per_tile_words : 0;
+  const uint64_t by_internal = tiles_by_internal * std::min(tile, tile_u64);
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory, by_internal}));
 
   VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassConstants)};

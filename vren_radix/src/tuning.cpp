@@ -41,8 +41,8 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   return tile_bytes + rank_bytes + 4 * 4 * bins;
 }
 
-uint32_t countSharedBytes(uint32_t max_subgroups, uint32_t digit_bits) {
-  const uint32_t bins = 1u << digit_bits;
+uint32_t countSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups) {
+  const uint32_t bins = binCount(tuning);
   const uint32_t counter_sets = bins <= 16 ? max_subgroups : 1;  // radix_count.comp
   return kCountTiles * (counter_sets + 1) * 4 * bins;
 }
@@ -57,8 +57,7 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
   while (tuning.workgroup_size * tuning.keys_per_thread > kMaxTileSize && tuning.keys_per_thread > 1)
     tuning.keys_per_thread /= 2;
   // Small subgroups make many per-subgroup counters: fewer threads where the count pass needs it.
-  while (countSharedBytes(std::max(1u, tuning.workgroup_size / min_subgroup), tuning.digit_bits) >
-             limits.max_shared_memory &&
+  while (countSharedBytes(tuning, std::max(1u, tuning.workgroup_size / min_subgroup)) > limits.max_shared_memory &&
          tuning.workgroup_size > 32)
     tuning.workgroup_size /= 2;
   // Wide digits' running counts grow with the subgroups: fewer threads before fewer keys each.

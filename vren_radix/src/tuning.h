@@ -24,13 +24,13 @@ uint32_t floorPow2(uint32_t v);
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words);
 
 // Shared memory of the count pass (radix_count.comp's map).
-uint32_t countSharedBytes(uint32_t max_subgroups, uint32_t digit_bits);
+uint32_t countSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups);
 
 // Bins per digit: 16 or 256.
 uint32_t binCount(const TuningConfig& tuning);
 
-// Rounds to powers of two (digit bits to 4 or 8) and shrinks until the device can run it with values and keys of
-// key_words words; tile <= 32768 keys.
+// Rounds to powers of two (digit bits above 4 to 8, the rest to 4) and shrinks until the device
+// can run it with values and keys of key_words words; tile <= 32768 keys.
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words);
 
 // The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and

@@ -95,7 +95,7 @@ class Context {
   // Uploads once, then sorts the same input `repetitions` times, restoring it on the GPU before
   // each sort outside the timed region. gpu_ms receives one time per sort; the input spans
   // receive the last sort's output. Untimed sorts first keep the GPU busy for about half a
-  // second, so that the timed ones run at the clock a busy GPU runs at.
+  // second (at most 2000 sorts), so that the timed ones run at the clock a busy GPU runs at.
   bool timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, int repetitions,
                  std::vector<double>* gpu_ms, std::string* error);
 

@@ -34,12 +34,13 @@ struct Sorter;
 //   kI32: two's complement.
 //   kF32: IEEE-754 total order: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN (NaNs with the
 //         sign bit set come first, by payload, those without it last).
-//   kU64: 64-bit keys (two little-endian u32 words each), with u32 values; up to 16 passes.
+//   kU64: 64-bit keys (two little-endian u32 words each), with u32 values; up to 16 passes (8
+//         with 8-bit digits).
 enum class KeyType : uint32_t { kU32, kI32, kF32, kU64 };
 
 // Per-device tuning. A tile is workgroup_size * keys_per_thread keys (at most 32768).
 // digit_bits is 4 (16 bins, the default) or 8 (256 bins: half the passes, each doing more work
-// per key); other values are rounded to one of the two.
+// per key); values above 4 are taken as 8, the others as 4. getSorterProperties() tells which.
 struct TuningConfig {
   uint32_t workgroup_size = 256;
   uint32_t keys_per_thread = 8;
@@ -119,6 +120,7 @@ struct SortInfo {
   // Optional: two timestamps (first_query, first_query + 1) around the recorded passes. With
   // timestamp_every_dispatch, 2 + 3 * passes timestamps instead: the start, one after each
   // pass's count, scan and scatter dispatch (a profile of where the time goes), and the end.
+  // passes = ceil((end_bit - begin_bit) / digit_bits), with the sorter's digit width.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
   bool timestamp_every_dispatch = false;
