@@ -284,6 +284,39 @@ TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit rang
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted output") {
+  // The benchmarks' and demo's path: untimed warm-up sorts, then the timed ones, in one submission.
+  Context& ctx = context();
+  const uint32_t n = 3 * tileSize() + 7;
+  const std::vector<uint32_t> input = makeKeys(n, Distribution::kUniform, rng());
+  std::vector<uint32_t> keys = input, values(n);
+  std::iota(values.begin(), values.end(), 0u);
+  std::vector<double> ms;
+  std::string error;
+  REQUIRE_MESSAGE(ctx.timeSorts(keys, values, {}, 3, &ms, &error), error);
+  CHECK(ms.size() == 3);
+  CHECK(std::all_of(ms.begin(), ms.end(), [](double t) { return t > 0; }));
+  bool stable = true;
+  for (uint32_t i = 0; i < n; ++i) {
+    stable = stable && keys[i] == input[values[i]];
+    if (i > 0) stable = stable && (keys[i - 1] < keys[i] || (keys[i - 1] == keys[i] && values[i - 1] < values[i]));
+  }
+  CHECK_MESSAGE(stable, "timeSorts did not return the stable sort of its input");
+
+  const uint32_t bits = getSorterProperties(ctx.sorter()).tuning.digit_bits;
+  std::vector<std::vector<double>> steps;
+  keys = input;
+  std::vector<uint32_t> none;
+  REQUIRE_MESSAGE(ctx.profileSorts(keys, none, {}, 2, &steps, &error), error);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].size() == 1 + 3 * ((32 + bits - 1) / bits));  // the whole sort, then each dispatch
+  CHECK(std::is_sorted(keys.begin(), keys.end()));
+
+  std::vector<uint32_t> empty;
+  REQUIRE_MESSAGE(ctx.timeSorts(empty, none, {}, 2, &ms, &error), error);
+  CHECK(ms.size() == 2);
+}
+
 TEST_CASE_FIXTURE(GpuTest, "argsort returns the permutation") {
   const uint32_t n = 4 * tileSize() + 1;
   for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual, Distribution::kLowBits}) {

@@ -99,8 +99,9 @@ class Context {
   bool timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, int repetitions,
                  std::vector<double>* gpu_ms, std::string* error);
 
-  // Like timeSorts, with a timestamp after every dispatch: step_ms receives, per repetition,
-  // 3 * passes durations (count, scan, scatter of pass 0, then pass 1, ...).
+  // Like timeSorts, with a timestamp after every dispatch: step_ms receives, per repetition, the
+  // whole sort's time, then 3 * passes durations (count, scan, scatter of pass 0, then pass 1,
+  // ...).
   bool profileSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                     int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error);
 
