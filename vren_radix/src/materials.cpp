@@ -418,6 +418,17 @@ void dispatchGroups(const MaterialSorter* s, VkCommandBuffer cmd, VkPipeline pip
   s->fn.cmdDispatch(cmd, x, divCeil(groups, x), 1);
 }
 
+// One labelled step: its dispatch, a barrier before the next step unless it is the last, and
+// the timestamp that closes it.
+void recordStep(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info, const char* name,
+                VkPipeline pipeline, uint32_t groups, uint32_t closing_timestamp, bool last = false) {
+  beginLabel(s, cmd, name);
+  dispatchGroups(s, cmd, pipeline, groups);
+  endLabel(s, cmd);
+  if (!last) computeToComputeBarrier(s, cmd);
+  timestamp(s, cmd, info, closing_timestamp);
+}
+
 // Padding slots, with range_alignment > 1: after offsets are known, beside the scatter (disjoint
 // slots, no barrier between them).
 void recordPadding(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info) {
@@ -439,23 +450,10 @@ void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const Material
                     const MaterialSortRequirements& req) {
   uint32_t v = 0;
   while ((1u << kFastBits[v]) < info.material_count) ++v;
-  beginLabel(s, cmd, "vren_radix materials: count");
-  dispatchGroups(s, cmd, s->fast_count[v], req.chunk_count);
-  endLabel(s, cmd);
-  computeToComputeBarrier(s, cmd);
-  timestamp(s, cmd, info, 1);
-
-  beginLabel(s, cmd, "vren_radix materials: scan");
-  dispatchGroups(s, cmd, s->fast_scan, info.material_count);
-  endLabel(s, cmd);
-  computeToComputeBarrier(s, cmd);
-  timestamp(s, cmd, info, 2);
+  recordStep(s, cmd, info, "vren_radix materials: count", s->fast_count[v], req.chunk_count, 1);
+  recordStep(s, cmd, info, "vren_radix materials: scan", s->fast_scan, info.material_count, 2);
   timestamp(s, cmd, info, 3);
-
-  beginLabel(s, cmd, "vren_radix materials: scatter");
-  dispatchGroups(s, cmd, s->fast_scatter[v], req.chunk_count);
-  endLabel(s, cmd);
-  timestamp(s, cmd, info, 4);
+  recordStep(s, cmd, info, "vren_radix materials: scatter", s->fast_scatter[v], req.chunk_count, 4, true);
 }
 
 }  // namespace
@@ -495,29 +493,11 @@ void cmdSortMaterials(const MaterialSorter* s, VkCommandBuffer cmd, const Materi
   //   2. scan     per material over chunks     -> chunk_counts, counts | barrier
   //   3-4. offsets and dispatch arguments      -> offsets, dispatch | barrier
   //   5. scatter  stable ranks                 -> new_to_old (padding beside it, disjoint slots)
-  beginLabel(s, cmd, "vren_radix materials: count");
-  dispatchGroups(s, cmd, s->count[h], req.chunk_count);
-  endLabel(s, cmd);
-  computeToComputeBarrier(s, cmd);
-  timestamp(s, cmd, info, 1);
-
-  beginLabel(s, cmd, "vren_radix materials: scan");
-  dispatchGroups(s, cmd, s->scan, info.material_count);
-  endLabel(s, cmd);
-  computeToComputeBarrier(s, cmd);
-  timestamp(s, cmd, info, 2);
-
-  beginLabel(s, cmd, "vren_radix materials: offsets");
-  dispatchGroups(s, cmd, s->offsets, 1);
-  endLabel(s, cmd);
-  computeToComputeBarrier(s, cmd);
-  timestamp(s, cmd, info, 3);
-
-  beginLabel(s, cmd, "vren_radix materials: scatter");
-  recordPadding(s, cmd, info);
-  dispatchGroups(s, cmd, s->scatter[h], req.chunk_count);
-  endLabel(s, cmd);
-  timestamp(s, cmd, info, 4);
+  recordStep(s, cmd, info, "vren_radix materials: count", s->count[h], req.chunk_count, 1);
+  recordStep(s, cmd, info, "vren_radix materials: scan", s->scan, info.material_count, 2);
+  recordStep(s, cmd, info, "vren_radix materials: offsets", s->offsets, 1, 3);
+  recordPadding(s, cmd, info);  // beside the scatter: disjoint slots
+  recordStep(s, cmd, info, "vren_radix materials: scatter", s->scatter[h], req.chunk_count, 4, true);
 }
 
 }  // namespace vren::radix
