@@ -66,12 +66,7 @@ void main() {
   uint group_offset = 0u;
   if (thread < BINS) {
     s_digit_total[thread] = state(VREN_RADIX_STATE_TOTALS + thread);
-    const uint group = tile / COUNT_TILES;
-    group_offset = pc.internal.data[group_sums_at(thread, group, COUNT_TILES)];
-    [[unroll]] for (uint i = 0u; i + 1u < COUNT_TILES; ++i) {
-      const uint earlier = group * COUNT_TILES + i;
-      if (earlier < tile) group_offset += pc.internal.data[counts_at(thread, earlier)];
-    }
+    group_offset = tile_offset(thread, tile, COUNT_TILES);
   }
 
   // 1. Rank each key within its round, and count each round's keys per bin.

@@ -66,19 +66,10 @@ void main() {
   //    whole count groups, plus the counts of the group's tiles before this one.
   uint digit_total[BINS_PER_THREAD];
   uint group_offset[BINS_PER_THREAD];
-  const uint group = tile / COUNT_TILES;
   [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
     const uint bin = first_bin + j;
-    digit_total[j] = 0u;
-    group_offset[j] = 0u;
-    if (bin < BINS) {
-      digit_total[j] = state(VREN_RADIX_STATE_TOTALS + bin);
-      group_offset[j] = pc.internal.data[group_sums_at(bin, group, COUNT_TILES)];
-      [[unroll]] for (uint i = 0u; i + 1u < COUNT_TILES; ++i) {
-        const uint earlier = group * COUNT_TILES + i;
-        if (earlier < tile) group_offset[j] += pc.internal.data[counts_at(bin, earlier)];
-      }
-    }
+    digit_total[j] = bin < BINS ? state(VREN_RADIX_STATE_TOTALS + bin) : 0u;
+    group_offset[j] = bin < BINS ? tile_offset(bin, tile, COUNT_TILES) : 0u;
   }
 
   // 1. Rank each key among its subgroup's keys of the same bin, in input order.
