@@ -270,17 +270,20 @@ TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit rang
   Context& small = contextWithTuning(32, 2);
   const uint32_t n = 3 * getSorterProperties(small.sorter()).tile_size + 5;
   for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
-    const bool wide = type == KeyType::kU64;
-    const std::vector<uint32_t> words = makeKeys(wide ? 2 * n : n, Distribution::kUniform, rng());
-    SortOptions o;
-    o.key_type = type;
-    o.end_bit = wide ? 64 : 32;
-    checkSort(small, words, true, o, "uniform");
-    o.descending = true;
-    checkSort(small, words, true, o, "uniform");
-    o.begin_bit = wide ? 30 : 3;  // partial digits; for u64, digits across the two words
-    o.end_bit = wide ? 45 : 20;
-    checkSort(small, words, false, o, "uniform");
+    // Low bits: many equal keys, so the pairs show whether equal keys kept their order.
+    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits}) {
+      const bool wide = type == KeyType::kU64;
+      const std::vector<uint32_t> words = makeKeys(wide ? 2 * n : n, d, rng());
+      SortOptions o;
+      o.key_type = type;
+      o.end_bit = wide ? 64 : 32;
+      checkSort(small, words, true, o, name(d));
+      o.descending = true;
+      checkSort(small, words, true, o, name(d));
+      o.begin_bit = wide ? 30 : 3;  // partial digits; for u64, digits across the two words
+      o.end_bit = wide ? 45 : 20;
+      checkSort(small, words, d == Distribution::kLowBits, o, name(d));  // uniform: the keys-only scatter
+    }
   }
 }
 
