@@ -26,11 +26,12 @@
 //   container sizes in container order, or (container ordering, flag) over size classes, a
 //   counting sort of the containers by clamped size: containers whose size is a multiple of
 //   ALIGNMENT first, then by decreasing size. Inside a class, containers take their place with a
-//   shared atomic; a pixel finds its container's place as class start + place in class.
+//   shared atomic, a thread per container; a pixel finds its container's place as class start +
+//   place in class.
 // - One global atomic per tile reserves the tile's output range, rounded up to ALIGNMENT; the
 //   slots past the tile's pixels get VREN_RADIX_TILES_PADDING. The tile's pixel count is known
-//   once the last subgroup's keys are in: that subgroup issues the atomic before its count
-//   phase, so the round trip to L2 hides behind the count and the offsets.
+//   once the last subgroup's keys are in: that subgroup issues the atomic before its claims,
+//   so the round trip to L2 hides behind the claims and the offsets.
 //
 // Config (specialization constants): WORKGROUP_SIZE threads, TILE_SIZE^2 pixels per tile,
 // QUADS_PER_THREAD = ceil(TILE_SIZE^2 / 4 / WORKGROUP_SIZE), CONTAINERS (<= 1024), ALIGNMENT (a
@@ -45,7 +46,8 @@
 //   s_total         4      (subgroups counted << TOTAL_BITS) | pixels with work in the tile
 //   s_base          4      the tile's first output slot
 //
-// Barriers: containers cleared; containers counted; offsets and base final (three).
+// Barriers: containers cleared (after the ranking rounds, which use no shared memory);
+// containers counted; (ordering) class totals final; offsets and base final.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_control_flow_attributes : require
@@ -148,18 +150,14 @@ uint least_pending(uvec4 keys, uint pending) {
              min((pending & 4u) != 0u ? keys.z : none, (pending & 8u) != 0u ? keys.w : none));
 }
 
-// Each container with pixels takes its place inside its size class: s_offset gets (class << 16)
-// | start inside the class, and the class totals in s_class add up. By the calling subgroup
-// alone (lanes counted as in subgroup_scan_offsets); the container sizes are final.
-void place_in_classes() {
-  const uvec4 everyone = subgroupBallot(true);
-  const uint lanes = subgroupBallotBitCount(everyone);
-  for (uint c = subgroupBallotExclusiveBitCount(everyone); c < CONTAINERS; c += lanes) {
-    const uint size = s_count[c];
-    if (size != 0u) {
-      const uint size_cls = size_class(size);
-      s_offset[c] = (size_cls << 16u) | atomicAdd(s_class[size_cls], size);
-    }
+// Container c, if it has pixels, takes its place inside its size class: s_offset gets (class <<
+// 16) | start inside the class, and the class totals in s_class add up. The container sizes are
+// final.
+void place_in_class(uint c) {
+  const uint size = s_count[c];
+  if (size != 0u) {
+    const uint size_cls = size_class(size);
+    s_offset[c] = (size_cls << 16u) | atomicAdd(s_class[size_cls], size);
   }
 }
 
@@ -212,22 +210,70 @@ void main() {
     }
   }
 
-  // 2. Clear the containers, the size classes and the tile's total (while the loads are in flight).
+  // 2. Clear the containers, the size classes and the tile's total. The barrier that makes the
+  //    clears visible comes after step 3, which touches no shared memory: the first subgroups
+  //    to start rank their pixels while the last ones are still being launched.
   for (uint c = thread; c < CONTAINERS; c += gl_WorkGroupSize.x) {
     s_owner[c] = 0u;
     s_count[c] = 0u;
   }
   for (uint c = thread; c < SIZE_CLASSES; c += gl_WorkGroupSize.x) s_class[c] = 0u;
   if (thread == 0u) s_total = 0u;
-  barrier();  // containers and the total are clear before any subgroup adds to them
 
-  // 3. Each subgroup adds its pixels with work to the tile's total, and counts itself in the same
-  //    atomic. The last subgroup to do so knows the total, and reserves the tile's output range
-  //    at once: the atomic travels to L2 and back during the count phase (its result is first
-  //    needed before the last barrier), and no barrier waits for the slowest subgroup's keys.
+  // 3. Per quad, the subgroup finds its distinct keys one round at a time and ranks each pixel
+  //    among the subgroup's pixels of its key; lane r keeps round r's key and pixel count. No
+  //    more rounds than lanes, as lane r holds round r's key (a workgroup smaller than a
+  //    subgroup fills lanes 0.. of a partial one).
+  const uint max_rounds = min(MATCH_ROUNDS, subgroupBallotBitCount(subgroupBallot(true)));
+  // Until the runs are known, a ranked pixel's slot holds (round << 16) | rank: the slots are the
+  // only per-pixel registers of the phase.
+  uvec4 slots[QUADS_PER_THREAD];
+  uint pending[QUADS_PER_THREAD];     // pixels with work not ranked by a round
+  uint lane_key[QUADS_PER_THREAD];    // round gl_SubgroupInvocationID's key ...
+  uint lane_count[QUADS_PER_THREAD];  // ... and the subgroup's pixels of it
+  uint rounds[QUADS_PER_THREAD];
+  [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
+    const uvec4 quad = keys[k];
+    pending[k] = ~quad_matches(quad, 0u) & 0xFu;
+    slots[k] = uvec4(NO_PIXEL);
+    lane_key[k] = 0u;
+    lane_count[k] = 0u;
+    uint round = 0u;
+    // Not unrolled: most subgroups leave after a few rounds, and MATCH_ROUNDS copies would only
+    // grow the code.
+    [[dont_unroll]] for (; round < max_rounds; ++round) {
+      // The loop ends when no lane has a pixel pending: the least key is then "none", which a
+      // real key 0xFFFFFFFF can also be, so only then does a ballot decide. Either way the
+      // condition is uniform, and the loop stays in uniform control flow for the ballots.
+      const uint key = subgroupMin(least_pending(quad, pending[k]));
+      if (key == 0xFFFFFFFFu && subgroupBallot(pending[k] != 0u) == uvec4(0u)) break;
+      const uint matches = quad_matches(quad, key) & pending[k];
+      pending[k] &= ~matches;
+      // Ranks inside the key's run: pixel position first, then lane, so that each of the stores
+      // in step 8 writes consecutive slots from consecutive lanes.
+      uint count = 0u;
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+        const bool mine = (matches & (1u << j)) != 0u;
+        const uvec4 lanes = subgroupBallot(mine);
+        if (mine) slots[k][j] = (round << 16u) | (count + subgroupBallotExclusiveBitCount(lanes));
+        count += subgroupBallotBitCount(lanes);
+      }
+      if (gl_SubgroupInvocationID == round) {
+        lane_key[k] = key;
+        lane_count[k] = count;
+      }
+    }
+    rounds[k] = round;
+  }
   uint work = 0u;
   [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) work += bitCount(~quad_matches(keys[k], 0u) & 0xFu);
   work = subgroupAdd(work);
+  barrier();  // containers and the total are clear before any subgroup adds to them
+
+  // 4. Each subgroup adds its pixels with work to the tile's total, and counts itself in the same
+  //    atomic. The last subgroup to do so knows the total, and reserves the tile's output range
+  //    at once: the atomic travels to L2 and back during the claims and the offsets (its result
+  //    is first needed before the last barrier).
   bool reserved = false;  // this lane issued the reservation ...
   uint base = 0u;         // ... whose result is the tile's first slot
   if (subgroupElect()) {
@@ -238,51 +284,14 @@ void main() {
     }
   }
 
-  // 4. Per quad, the subgroup finds its distinct keys one round at a time and ranks each pixel
-  //    among the subgroup's pixels of its key; lane r keeps round r's key and pixel count. Then
-  //    those lanes claim their containers and reserve the runs together, and each pixel records
-  //    its slot: (container << 16) | rank. No more rounds than lanes, as lane r holds round r's
-  //    key (a workgroup smaller than a subgroup fills lanes 0.. of a partial one).
-  const uint max_rounds = min(MATCH_ROUNDS, subgroupBallotBitCount(subgroupBallot(true)));
-  uvec4 slots[QUADS_PER_THREAD];
+  // 5. Lanes 0..rounds-1 claim their keys' containers and reserve the runs together, and each
+  //    pixel records its slot: (container << 16) | rank.
   [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
-    const uvec4 quad = keys[k];
-    uint pending = ~quad_matches(quad, 0u) & 0xFu;  // pixels with work, not yet ranked
-    // Until the runs are known, a ranked pixel's slot holds (round << 16) | rank: the slots are
-    // the only per-pixel registers of the phase.
-    slots[k] = uvec4(NO_PIXEL);
-    uint lane_key = 0u;    // round gl_SubgroupInvocationID's key ...
-    uint lane_count = 0u;  // ... and the subgroup's pixels of it
-    uint rounds = 0u;
-    // Not unrolled: most subgroups leave after a few rounds, and MATCH_ROUNDS copies would only
-    // grow the code.
-    [[dont_unroll]] for (; rounds < max_rounds; ++rounds) {
-      // The loop ends when no lane has a pixel pending: the least key is then "none", which a
-      // real key 0xFFFFFFFF can also be, so only then does a ballot decide. Either way the
-      // condition is uniform, and the loop stays in uniform control flow for the ballots.
-      const uint key = subgroupMin(least_pending(quad, pending));
-      if (key == 0xFFFFFFFFu && subgroupBallot(pending != 0u) == uvec4(0u)) break;
-      const uint matches = quad_matches(quad, key) & pending;
-      pending &= ~matches;
-      // Ranks inside the key's run: pixel position first, then lane, so that each of the stores
-      // in step 7 writes consecutive slots from consecutive lanes.
-      uint count = 0u;
-      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-        const bool mine = (matches & (1u << j)) != 0u;
-        const uvec4 lanes = subgroupBallot(mine);
-        if (mine) slots[k][j] = (rounds << 16u) | (count + subgroupBallotExclusiveBitCount(lanes));
-        count += subgroupBallotBitCount(lanes);
-      }
-      if (gl_SubgroupInvocationID == rounds) {
-        lane_key = key;
-        lane_count = count;
-      }
-    }
     // One claim and one atomic per key, every key of the quad round in parallel.
     uint run = 0u;
-    if (gl_SubgroupInvocationID < rounds) {
-      const uint container = claim_container(lane_key);
-      run = (container << 16u) | atomicAdd(s_count[container], lane_count);
+    if (gl_SubgroupInvocationID < rounds[k]) {
+      const uint container = claim_container(lane_key[k]);
+      run = (container << 16u) | atomicAdd(s_count[container], lane_count[k]);
     }
     // Shuffles in uniform control flow: every lane reads, pixels without a round drop the value.
     [[unroll]] for (uint j = 0u; j < 4u; ++j) {
@@ -293,26 +302,23 @@ void main() {
     // Keys left after the rounds (a subgroup over noise-like keys, where few lanes share one):
     // pixel by pixel, each with its own atomic, so that the cost stays bounded.
     [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-      if ((pending & (1u << j)) != 0u) {
-        const uint container = claim_container(quad[j]);
+      if ((pending[k] & (1u << j)) != 0u) {
+        const uint container = claim_container(keys[k][j]);
         slots[k][j] = (container << 16u) | atomicAdd(s_count[container], 1u);
       }
     }
   }
   barrier();  // container sizes are final
 
-  // 5. Container offsets inside the tile, by one subgroup: (ordered) the containers take their
-  //    places in their size classes, then the classes or the container sizes are scanned. Every
-  //    other subgroup waits at the next barrier anyway, and one subgroup needs no workgroup
-  //    barrier between the two steps.
-  if (gl_SubgroupID == 0u) {
-    if (ordered) {
-      place_in_classes();
-      subgroupBarrier();  // the class totals are final before the scan reads them
-    }
-    subgroup_scan_offsets(ordered);
+  // 6. Container offsets inside the tile. Ordered: every container takes its place in its size
+  //    class, a thread each, then one subgroup scans the class totals. Unordered: one subgroup
+  //    scans the container sizes.
+  if (ordered) {
+    for (uint c = thread; c < CONTAINERS; c += gl_WorkGroupSize.x) place_in_class(c);
+    barrier();  // the class totals are final before the scan reads them
   }
-  // 6. The lane that reserved the tile's range (step 3) publishes it; only here does it wait
+  if (gl_SubgroupID == 0u) subgroup_scan_offsets(ordered);
+  // 7. The lane that reserved the tile's range (step 4) publishes it; only here does it wait
   //    for the atomic's result. Every subgroup added to s_total before the count barrier, so
   //    the total is read again rather than kept in a register through the count phase.
   const uint total = s_total & TOTAL_MASK;
@@ -323,7 +329,7 @@ void main() {
   }
   barrier();  // offsets and the tile's base are visible to every pixel
 
-  // 7. Write each pixel's coordinates to its place, then pad the range to the alignment.
+  // 8. Write each pixel's coordinates to its place, then pad the range to the alignment.
   base = s_base;
   const bool with_containers = (pc.flags & VREN_RADIX_TILES_FLAG_WRITE_CONTAINERS) != 0u;
   [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
