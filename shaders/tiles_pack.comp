@@ -137,18 +137,10 @@ uint claim_container(uint key) {
   return home;
 }
 
-// Bits 0..3: the quad's pixels whose key is `key`.
-uint quad_matches(uvec4 keys, uint key) {
-  const bvec4 equal_keys = equal(keys, uvec4(key));
-  return (equal_keys.x ? 1u : 0u) | (equal_keys.y ? 2u : 0u) | (equal_keys.z ? 4u : 0u) | (equal_keys.w ? 8u : 0u);
-}
-
-// The smallest key among the quad's pixels in `pending` (0xFFFFFFFF if none).
-uint least_pending(uvec4 keys, uint pending) {
-  const uint none = 0xFFFFFFFFu;
-  return min(min((pending & 1u) != 0u ? keys.x : none, (pending & 2u) != 0u ? keys.y : none),
-             min((pending & 4u) != 0u ? keys.z : none, (pending & 8u) != 0u ? keys.w : none));
-}
+// Between loading and claiming, a pixel's key is held minus one: key 0 ("no work") wraps to NONE,
+// the value a pixel also takes once a round has ranked it, so the least key a subgroup still
+// holds is NONE exactly when it has no pixel left to rank: no separate mask of pending pixels.
+const uint NONE = 0xFFFFFFFFu;
 
 // Container c, if it has pixels, takes its place inside its size class: s_offset gets (class <<
 // 16) | start inside the class, and the class totals in s_class add up. The container sizes are
@@ -208,7 +200,11 @@ void main() {
       [[unroll]] for (uint j = 0u; j < 4u; ++j)
         if (p.x + j < pc.width) keys[k][j] = pc.keys.data[at + j];
     }
+    keys[k] -= 1u;  // see NONE
   }
+  uint work = 0u;  // pixels with work
+  [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k)
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) work += keys[k][j] != NONE ? 1u : 0u;
 
   // 2. Clear the containers, the size classes and the tile's total. The barrier that makes the
   //    clears visible comes after step 3, which touches no shared memory: the first subgroups
@@ -227,14 +223,13 @@ void main() {
   const uint max_rounds = min(MATCH_ROUNDS, subgroupBallotBitCount(subgroupBallot(true)));
   // Until the runs are known, a ranked pixel's slot holds (round << 16) | rank: the slots are the
   // only per-pixel registers of the phase.
+  // After the rounds, keys[k] holds NONE for the ranked pixels: those left (past max_rounds keys)
+  // are ranked one by one in step 5.
   uvec4 slots[QUADS_PER_THREAD];
-  uint pending[QUADS_PER_THREAD];     // pixels with work not ranked by a round
-  uint lane_key[QUADS_PER_THREAD];    // round gl_SubgroupInvocationID's key ...
+  uint lane_key[QUADS_PER_THREAD];    // round gl_SubgroupInvocationID's key (minus one) ...
   uint lane_count[QUADS_PER_THREAD];  // ... and the subgroup's pixels of it
   uint rounds[QUADS_PER_THREAD];
   [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
-    const uvec4 quad = keys[k];
-    pending[k] = ~quad_matches(quad, 0u) & 0xFu;
     slots[k] = uvec4(NO_PIXEL);
     lane_key[k] = 0u;
     lane_count[k] = 0u;
@@ -242,22 +237,19 @@ void main() {
     // Not unrolled: most subgroups leave after a few rounds, and MATCH_ROUNDS copies would only
     // grow the code.
     [[dont_unroll]] for (; round < max_rounds; ++round) {
-      // The loop ends when no lane has a pixel pending: the least key is then "none", which a
-      // real key 0xFFFFFFFF can also be, so only then does a ballot decide. Either way the
-      // condition is uniform, and the loop stays in uniform control flow for the ballots.
-      const uint key = subgroupMin(least_pending(quad, pending[k]));
-      if (key == 0xFFFFFFFFu && subgroupBallot(pending[k] != 0u) == uvec4(0u)) break;
-      const uint matches = quad_matches(quad, key) & pending[k];
-      pending[k] &= ~matches;
+      const uvec4 quad = keys[k];
+      const uint key = subgroupMin(min(min(quad.x, quad.y), min(quad.z, quad.w)));
+      if (key == NONE) break;  // uniform: no lane has a pixel left
+      const bvec4 matches = equal(quad, uvec4(key));
       // Ranks inside the key's run: pixel position first, then lane, so that each of the stores
       // in step 8 writes consecutive slots from consecutive lanes.
       uint count = 0u;
       [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-        const bool mine = (matches & (1u << j)) != 0u;
-        const uvec4 lanes = subgroupBallot(mine);
-        if (mine) slots[k][j] = (round << 16u) | (count + subgroupBallotExclusiveBitCount(lanes));
+        const uvec4 lanes = subgroupBallot(matches[j]);
+        if (matches[j]) slots[k][j] = (round << 16u) | (count + subgroupBallotExclusiveBitCount(lanes));
         count += subgroupBallotBitCount(lanes);
       }
+      keys[k] = mix(quad, uvec4(NONE), matches);
       if (gl_SubgroupInvocationID == round) {
         lane_key[k] = key;
         lane_count[k] = count;
@@ -265,8 +257,6 @@ void main() {
     }
     rounds[k] = round;
   }
-  uint work = 0u;
-  [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) work += bitCount(~quad_matches(keys[k], 0u) & 0xFu);
   work = subgroupAdd(work);
   barrier();  // containers and the total are clear before any subgroup adds to them
 
@@ -290,7 +280,7 @@ void main() {
     // One claim and one atomic per key, every key of the quad round in parallel.
     uint run = 0u;
     if (gl_SubgroupInvocationID < rounds[k]) {
-      const uint container = claim_container(lane_key[k]);
+      const uint container = claim_container(lane_key[k] + 1u);
       run = (container << 16u) | atomicAdd(s_count[container], lane_count[k]);
     }
     // Shuffles in uniform control flow: every lane reads, pixels without a round drop the value.
@@ -302,8 +292,8 @@ void main() {
     // Keys left after the rounds (a subgroup over noise-like keys, where few lanes share one):
     // pixel by pixel, each with its own atomic, so that the cost stays bounded.
     [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-      if ((pending[k] & (1u << j)) != 0u) {
-        const uint container = claim_container(keys[k][j]);
+      if (keys[k][j] != NONE) {
+        const uint container = claim_container(keys[k][j] + 1u);
         slots[k][j] = (container << 16u) | atomicAdd(s_count[container], 1u);
       }
     }

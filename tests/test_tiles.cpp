@@ -396,6 +396,9 @@ TEST_CASE_FIXTURE(GpuTest, "tile packing: uniform, empty, striped and all-distin
   packAndCheck({}, s, {});  // no subgroup holds a single key
   for (size_t i = 0; i < s.keys.size(); ++i) s.keys[i] = (i % w) % 3 + 1;
   for (const PackOptions& o : kAllOptions) packAndCheck({}, s, o);
+  const uint32_t extremes[] = {0u, 1u, 0xFFFFFFFFu, 0xFFFFFFFEu};
+  for (size_t i = 0; i < s.keys.size(); ++i) s.keys[i] = extremes[(i / 3) % 4];
+  for (const PackOptions& o : kAllOptions) packAndCheck({}, s, o);  // the smallest and largest keys beside no work
   for (size_t i = 0; i < s.keys.size(); ++i) s.keys[i] = static_cast<uint32_t>(i) * 2654435761u | 1u;
   for (const PackOptions& o : kAllOptions) packAndCheck({}, s, o);  // 4096 keys per tile: probes fail, keys share
   PackOptions probes;
