@@ -78,6 +78,8 @@ void main() {
   const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
+  // (bin << 16) | rank within the segment (ranks are below TILE_SIZE <= 2^16): phases 2 and 4
+  // read the bin here instead of computing it from the key again.
   uint ranks[KEYS_PER_THREAD];
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
@@ -87,8 +89,9 @@ void main() {
     // Slots past the end take the last bin: behind every real key of the tile, never written.
     const uint bin = valid ? bin_of(keys[i]) : PADDING_BIN;
     const uvec4 peers = peers_of(bin, true);
-    ranks[i] = subgroupBallotExclusiveBitCount(peers);
-    if (ranks[i] == 0u) s_round_bins[round_bins + i * BINS + bin] = subgroupBallotBitCount(peers);
+    const uint rank = subgroupBallotExclusiveBitCount(peers);
+    if (rank == 0u) s_round_bins[round_bins + i * BINS + bin] = subgroupBallotBitCount(peers);
+    ranks[i] = (bin << 16u) | rank;
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // every round's counts recorded
@@ -105,11 +108,7 @@ void main() {
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // round starts visible to the whole subgroup
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
-    const uint bin = slot < tile_keys ? bin_of(keys[i]) : PADDING_BIN;
-    ranks[i] += s_round_bins[round_bins + i * BINS + bin];
-  }
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) ranks[i] += s_round_bins[round_bins + i * BINS + (ranks[i] >> 16u)];
   barrier();  // every subgroup's bin counts visible to the per-bin threads
 
   // 3. Per bin: each subgroup's start inside the bin; then where the bin starts inside the tile
@@ -139,9 +138,8 @@ void main() {
 
   // 4. Sort the tile by bin in shared memory.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
-    const uint bin = slot < tile_keys ? bin_of(keys[i]) : PADDING_BIN;
-    const uint local = s_bin_start[bin] + s_subgroup_bins[subgroup_bins + bin] + ranks[i];
+    const uint bin = ranks[i] >> 16u;
+    const uint local = s_bin_start[bin] + s_subgroup_bins[subgroup_bins + bin] + (ranks[i] & 0xFFFFu);
     s_keys[local] = keys[i];
     if (WITH_VALUES) s_values[local] = values[i];
   }
