@@ -11,7 +11,8 @@
 // median_us is the median over the run. count_us, scan_us, offsets_us and scatter_us are the
 // medians of the steps of a second sort in the same submission, profiled with the sort's own
 // timestamps between its steps (on the fast path, up to fast_material_count materials, scan_us
-// covers the offsets and offsets_us is ~0).
+// covers the offsets and offsets_us is ~0). The timestamps between the steps cost a little, so
+// the steps add up to slightly more than median_us.
 // The shading case times, in one submission, the sort, the sorted shading and the uber
 // shading; its manual time is sort + sorted shading, and it reports the medians sort_us,
 // sorted_shading_us, uber_us, net_gain_us = uber - (sort + sorted shading) and

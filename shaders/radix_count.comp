@@ -5,21 +5,23 @@
 // (more keys per workgroup than the scatter can hold amortise the per-workgroup work). Order does
 // not matter for counting, so threads read each tile in coalesced (16-byte, for full tiles of
 // 32-bit keys) loads. With 16 bins each subgroup has its own counters, summed per bin
-// afterwards, because every subgroup hits the same few. A thread counts its keys of a tile in
-// sixteen 4-bit counters packed in two words, and the subgroup adds them, widened to bytes, with
-// four subgroup additions per tile (packed_counts(): up to 15 keys per thread and 255 per
-// subgroup and tile). Otherwise, and for 256 bins, one subgroup ballot per digit bit gives the
-// lanes that share a key's bin, and the lowest of them adds their number to the counter for that
-// bin (distinct bins, distinct counters: no contention inside a subgroup); 256 bins spread the
-// adds enough to share one set per tile (and per-subgroup sets would not fit in shared memory).
-// No global atomics.
+// afterwards, because every subgroup hits the same few. Where packed_counts() allows (16 bins,
+// at most 15 keys per thread, subgroup size x keys per thread at most 255: 32 lanes x 4 keys, not
+// 64 x 4 or 32 x 8), a thread counts its keys of a tile in sixteen 4-bit counters packed in two
+// words, and the subgroup adds them, widened to bytes, with four subgroup additions per tile.
+// Otherwise, and for 256 bins, one subgroup ballot per digit bit gives the lanes that share a
+// key's bin, and the lowest of them adds their number to the counter for that bin (distinct
+// bins, distinct counters: no contention inside a subgroup); 256 bins spread the adds enough to
+// share one set per tile (and per-subgroup sets would not fit in shared memory). No global
+// atomics.
 // Output: counts[tile * bins + bin], contiguous per tile, and their sums over this workgroup's
 // tiles, group_sums[bin * num_groups + group]: the scan pass makes the group sums global, and
 // the scatter adds the counts of the earlier tiles of its group.
 // Tile 0 also presets the next pass's input parity (flipped: this pass will scatter); the scan
 // pass undoes that when it finds the pass can be skipped.
 //
-// Shared memory: COUNT_TILES * (COUNTER_SETS + 1) * BINS * 4 bytes.
+// Shared memory: COUNT_TILES * (COUNTER_SETS + 1) * BINS * 4 bytes (packed counters use 4 of
+// each set's 16 words).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
@@ -43,24 +45,27 @@ uint counter_sets_used() { return BINS <= 16u ? gl_NumSubgroups : 1u; }
 shared uint s_subgroup_bins[COUNT_TILES * COUNTER_SETS * BINS];  // [tile of this workgroup][set][bin]
 shared uint s_tile_bins[COUNT_TILES * BINS];                    // [tile of this workgroup][bin]
 
-void count_key(uint bin, bool counted, uint subgroup_bins) {
-  const uvec4 peers = peers_of(bin, counted);
-  if (counted && subgroupBallotExclusiveBitCount(peers) == 0u)
-    atomicAdd(s_subgroup_bins[subgroup_bins + bin], subgroupBallotBitCount(peers));
-}
-
 // 16 bins, packed: a thread counts its keys of a tile in 4-bit counters, bins 0-7 in `low` and
 // 8-15 in `high` (at most 15 keys per thread and tile), and the subgroup adds them once per tile,
 // widened to bytes (at most 255 per bin and subgroup): a few instructions per key where the
-// ballots took about 25, and four subgroup additions per tile.
+// ballots take five ballots, a bit count and a shared atomic, and four subgroup additions per
+// tile.
 bool packed_counts() {
   return BINS == 16u && KEYS_PER_THREAD <= 15u && gl_SubgroupSize * KEYS_PER_THREAD <= 255u;
 }
 
-void count_packed(uint bin, bool counted, inout uint low, inout uint high) {
-  const uint one = counted ? 1u << ((bin & 7u) * 4u) : 0u;
-  if (bin < 8u) low += one;
-  else high += one;
+// Counts one key of a tile (if `counted`): in this thread's packed counters, or, the subgroup
+// voting, into the subgroup's counter set.
+void count_key(uint bin, bool counted, bool packed, uint subgroup_bins, inout uint low, inout uint high) {
+  if (packed) {
+    const uint one = counted ? 1u << ((bin & 7u) * 4u) : 0u;
+    if (bin < 8u) low += one;
+    else high += one;
+  } else {
+    const uvec4 peers = peers_of(bin, counted);
+    if (counted && subgroupBallotExclusiveBitCount(peers) == 0u)
+      atomicAdd(s_subgroup_bins[subgroup_bins + bin], subgroupBallotBitCount(peers));
+  }
 }
 
 // Four 4-bit counters (the low 16 bits of x) as four bytes.
@@ -98,15 +103,14 @@ void main() {
   if (first_tile == 0u && thread == 0u) set_next_parity(input_parity ^ 1u);
 
   // 1. Count this thread's share of each tile into the subgroup's counters for that tile.
+  // Counters that ballots add to start at zero; packed ones are written whole by store_packed().
   const bool packed = packed_counts();
-  if (packed) {
-    // Every tile's counters are written whole by store_packed().
-  } else if (BINS <= 16u) {
+  if (BINS <= 16u && !packed) {
     for (uint j = gl_SubgroupInvocationID; j < COUNT_TILES * BINS; j += gl_SubgroupSize)
       s_subgroup_bins[((j / BINS) * COUNTER_SETS + counter_set()) * BINS + j % BINS] = 0u;
     subgroupMemoryBarrierShared();
     subgroupBarrier();  // the subgroup's counters zeroed before its first add
-  } else {
+  } else if (BINS > 16u) {
     for (uint j = thread; j < COUNT_TILES * BINS; j += gl_WorkGroupSize.x) s_subgroup_bins[j] = 0u;
     barrier();  // the shared counters zeroed before the first add
   }
@@ -124,11 +128,8 @@ void main() {
       const uint subgroup_bins = (t * COUNTER_SETS + counter_set()) * BINS;
       uint low = 0u, high = 0u;
       [[unroll]] for (uint i = 0u; i < vectors; ++i) {
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-          const uint bin = bin_of(Key(k[t * vectors + i][j]));
-          if (packed) count_packed(bin, true, low, high);
-          else count_key(bin, true, subgroup_bins);
-        }
+        [[unroll]] for (uint j = 0u; j < 4u; ++j)
+          count_key(bin_of(Key(k[t * vectors + i][j])), true, packed, subgroup_bins, low, high);
       }
       if (packed) store_packed(low, high, subgroup_bins);
     }
@@ -142,19 +143,14 @@ void main() {
     if (VECTOR_LOADS && tile_keys == tile_size) {
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD / 4u; ++i) {
         const uvec4 k = keys4.data[tile_begin / 4u + i * gl_WorkGroupSize.x + thread];
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-          const uint bin = bin_of(Key(k[j]));
-          if (packed) count_packed(bin, true, low, high);
-          else count_key(bin, true, subgroup_bins);
-        }
+        [[unroll]] for (uint j = 0u; j < 4u; ++j) count_key(bin_of(Key(k[j])), true, packed, subgroup_bins, low, high);
       }
     } else {
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
         const uint slot = i * gl_WorkGroupSize.x + thread;
         const bool valid = slot < tile_keys;
         const uint bin = valid ? bin_of(load_key(keys_in, tile_begin + slot)) : 0u;
-        if (packed) count_packed(bin, valid, low, high);
-        else count_key(bin, valid, subgroup_bins);
+        count_key(bin, valid, packed, subgroup_bins, low, high);
       }
     }
     if (packed) store_packed(low, high, subgroup_bins);

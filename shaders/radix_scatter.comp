@@ -78,8 +78,8 @@ void main() {
   const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
-  // (bin << 16) | rank within the segment (ranks are below TILE_SIZE <= 2^16): phases 2 and 4
-  // read the bin here instead of computing it from the key again.
+  // (bin << 16) | rank within the segment (ranks are below TILE_SIZE <= 32768, tuning.cpp's
+  // kMaxTileSize): phases 2 and 4 read the bin here instead of computing it from the key again.
   uint ranks[KEYS_PER_THREAD];
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
@@ -108,7 +108,8 @@ void main() {
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // round starts visible to the whole subgroup
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) ranks[i] += s_round_bins[round_bins + i * BINS + (ranks[i] >> 16u)];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i)
+    ranks[i] += s_round_bins[round_bins + i * BINS + (ranks[i] >> 16u)];
   barrier();  // every subgroup's bin counts visible to the per-bin threads
 
   // 3. Per bin: each subgroup's start inside the bin; then where the bin starts inside the tile

@@ -47,7 +47,8 @@
 //   s_base          4      the tile's first output slot
 //
 // Barriers: containers cleared (after the ranking rounds, which use no shared memory);
-// containers counted; (ordering) class totals final; offsets and base final.
+// containers counted; (ordering) class totals final; offsets and base final: three, four when
+// ordering.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_control_flow_attributes : require
@@ -67,6 +68,10 @@ layout(constant_id = VREN_RADIX_TILES_SPEC_ALIGNMENT) const uint ALIGNMENT = 32;
 const uint TILE_QUADS = TILE_SIZE * TILE_SIZE / 4u;
 const uint SIZE_CLASSES = VREN_RADIX_TILES_SIZE_CLASSES;
 const uint NO_PIXEL = 0xFFFFFFFFu;  // slot value of a pixel without work
+// Between loading and claiming, a pixel's key is held minus one: key 0 (no work) wraps to NO_KEY,
+// the value a pixel also takes once a round has ranked it, so the least key a subgroup still
+// holds is NO_KEY exactly when it has no pixel left to rank: no separate mask of pending pixels.
+const uint NO_KEY = 0xFFFFFFFFu;
 // s_total packs the pixels with work (at most 128^2 < 2^20) under the subgroups counted so far
 // (at most 1024 < 2^12).
 const uint TOTAL_BITS = 20u;
@@ -137,11 +142,6 @@ uint claim_container(uint key) {
   return home;
 }
 
-// Between loading and claiming, a pixel's key is held minus one: key 0 ("no work") wraps to NONE,
-// the value a pixel also takes once a round has ranked it, so the least key a subgroup still
-// holds is NONE exactly when it has no pixel left to rank: no separate mask of pending pixels.
-const uint NONE = 0xFFFFFFFFu;
-
 // Container c, if it has pixels, takes its place inside its size class: s_offset gets (class <<
 // 16) | start inside the class, and the class totals in s_class add up. The container sizes are
 // final.
@@ -185,7 +185,8 @@ void main() {
   const uvec2 corner = gl_WorkGroupID.xy * TILE_SIZE;
   const uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
 
-  // 1. Load the quads. Pixels outside the screen (or the tile) have no work.
+  // 1. Load the quads and count the pixels with work. Pixels outside the screen (or the tile)
+  //    have none.
   uvec4 keys[QUADS_PER_THREAD];
   [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
     const uint quad = k * gl_WorkGroupSize.x + thread;
@@ -200,11 +201,11 @@ void main() {
       [[unroll]] for (uint j = 0u; j < 4u; ++j)
         if (p.x + j < pc.width) keys[k][j] = pc.keys.data[at + j];
     }
-    keys[k] -= 1u;  // see NONE
+    keys[k] -= 1u;  // see NO_KEY
   }
-  uint work = 0u;  // pixels with work
+  uint work = 0u;
   [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k)
-    [[unroll]] for (uint j = 0u; j < 4u; ++j) work += keys[k][j] != NONE ? 1u : 0u;
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) work += keys[k][j] != NO_KEY ? 1u : 0u;
 
   // 2. Clear the containers, the size classes and the tile's total. The barrier that makes the
   //    clears visible comes after step 3, which touches no shared memory: the first subgroups
@@ -221,10 +222,8 @@ void main() {
   //    more rounds than lanes, as lane r holds round r's key (a workgroup smaller than a
   //    subgroup fills lanes 0.. of a partial one).
   const uint max_rounds = min(MATCH_ROUNDS, subgroupBallotBitCount(subgroupBallot(true)));
-  // Until the runs are known, a ranked pixel's slot holds (round << 16) | rank: the slots are the
-  // only per-pixel registers of the phase.
-  // After the rounds, keys[k] holds NONE for the ranked pixels: those left (past max_rounds keys)
-  // are ranked one by one in step 5.
+  // Until the runs are known, a ranked pixel's slot holds (round << 16) | rank, and its key turns
+  // NO_KEY: the pixels left after max_rounds keys are ranked one by one in step 5.
   uvec4 slots[QUADS_PER_THREAD];
   uint lane_key[QUADS_PER_THREAD];    // round gl_SubgroupInvocationID's key (minus one) ...
   uint lane_count[QUADS_PER_THREAD];  // ... and the subgroup's pixels of it
@@ -239,7 +238,7 @@ void main() {
     [[dont_unroll]] for (; round < max_rounds; ++round) {
       const uvec4 quad = keys[k];
       const uint key = subgroupMin(min(min(quad.x, quad.y), min(quad.z, quad.w)));
-      if (key == NONE) break;  // uniform: no lane has a pixel left
+      if (key == NO_KEY) break;  // uniform: no lane has a pixel left
       const bvec4 matches = equal(quad, uvec4(key));
       // Ranks inside the key's run: pixel position first, then lane, so that each of the stores
       // in step 8 writes consecutive slots from consecutive lanes.
@@ -249,7 +248,7 @@ void main() {
         if (matches[j]) slots[k][j] = (round << 16u) | (count + subgroupBallotExclusiveBitCount(lanes));
         count += subgroupBallotBitCount(lanes);
       }
-      keys[k] = mix(quad, uvec4(NONE), matches);
+      keys[k] = mix(quad, uvec4(NO_KEY), matches);
       if (gl_SubgroupInvocationID == round) {
         lane_key[k] = key;
         lane_count[k] = count;
@@ -275,7 +274,8 @@ void main() {
   }
 
   // 5. Lanes 0..rounds-1 claim their keys' containers and reserve the runs together, and each
-  //    pixel records its slot: (container << 16) | rank.
+  //    pixel records its slot: (container << 16) | rank; then the pixels left after the rounds
+  //    claim one by one.
   [[unroll]] for (uint k = 0u; k < QUADS_PER_THREAD; ++k) {
     // One claim and one atomic per key, every key of the quad round in parallel.
     uint run = 0u;
@@ -292,7 +292,7 @@ void main() {
     // Keys left after the rounds (a subgroup over noise-like keys, where few lanes share one):
     // pixel by pixel, each with its own atomic, so that the cost stays bounded.
     [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-      if (keys[k][j] != NONE) {
+      if (keys[k][j] != NO_KEY) {
         const uint container = claim_container(keys[k][j] + 1u);
         slots[k][j] = (container << 16u) | atomicAdd(s_count[container], 1u);
       }
@@ -309,8 +309,8 @@ void main() {
   }
   if (gl_SubgroupID == 0u) subgroup_scan_offsets(ordered);
   // 7. The lane that reserved the tile's range (step 4) publishes it; only here does it wait
-  //    for the atomic's result. Every subgroup added to s_total before the count barrier, so
-  //    the total is read again rather than kept in a register through the count phase.
+  //    for the atomic's result. Every subgroup added to s_total before the barrier after step
+  //    5, so the total is read again rather than kept in a register through steps 5 and 6.
   const uint total = s_total & TOTAL_MASK;
   if (reserved) {
     s_base = base;

@@ -99,6 +99,17 @@ TEST_CASE_FIXTURE(GpuTest, "every size across two small tiles") {
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of packed counters") {
+  // Packed 4-bit counters hold at most 15 keys per thread and tile, so this tuning counts with
+  // ballots and shared atomics.
+  Context& wide = contextWithTuning(64, 16);
+  const uint32_t t = getSorterProperties(wide.sorter()).tile_size;
+  for (uint32_t n : {t - 1, 4 * t + 3, 9 * t + 17}) {
+    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits})
+      checkSort(wide, makeKeys(n, d, rng()), n % 2 == 1, {}, name(d));
+  }
+}
+
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
   const uint32_t t = tileSize();
   for (Distribution d : kAllDistributions) {

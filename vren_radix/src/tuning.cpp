@@ -8,7 +8,8 @@ namespace vren::radix::detail {
 namespace {
 
 constexpr uint32_t kVendorNvidia = 0x10DE;
-constexpr uint32_t kMaxTileSize = 32768;  // far beyond what shared memory allows today
+// Far beyond what shared memory allows today; radix_scatter.comp keeps ranks in 16 bits.
+constexpr uint32_t kMaxTileSize = 32768;
 
 // Conservative: clampTuning shrinks it to the shared memory there is (lavapipe: 256x4).
 constexpr TuningConfig kDefault = {256, 8};
