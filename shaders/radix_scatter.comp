@@ -34,6 +34,8 @@ layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
 layout(constant_id = VREN_RADIX_SPEC_COUNT_TILES) const uint COUNT_TILES = 4;
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
+// Subgroups' counts of a bin loaded at once in step 3.
+const uint SUBGROUP_BATCH = 8;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
 
 shared Key s_keys[TILE_SIZE];
@@ -114,23 +116,30 @@ void main() {
 
   // 3. Per bin: each subgroup's start inside the bin; then where the bin starts inside the tile
   //    (a scan over the bins' tile totals, shared through s_bin_total) and globally.
+  //    Both walks load first and add after, with fixed trip counts: the loads are in flight
+  //    together instead of one dependent round trip each (the bin walk took about 1000 cycles
+  //    of a 7700-cycle tile on an H200 as a loop up to the thread's bin).
   const uint lane_bin = thread;
-  uint tile_total = 0u;
   if (lane_bin < BINS) {
-    for (uint s = 0u; s < gl_NumSubgroups; ++s) {
-      const uint count = s_subgroup_bins[s * BINS + lane_bin];
-      s_subgroup_bins[s * BINS + lane_bin] = tile_total;
-      tile_total += count;
+    uint tile_total = 0u;
+    for (uint first = 0u; first < gl_NumSubgroups; first += SUBGROUP_BATCH) {  // uniform
+      uint counts[SUBGROUP_BATCH];
+      [[unroll]] for (uint i = 0u; i < SUBGROUP_BATCH; ++i)
+        counts[i] = first + i < gl_NumSubgroups ? s_subgroup_bins[(first + i) * BINS + lane_bin] : 0u;
+      [[unroll]] for (uint i = 0u; i < SUBGROUP_BATCH; ++i) {
+        if (first + i < gl_NumSubgroups) s_subgroup_bins[(first + i) * BINS + lane_bin] = tile_total;
+        tile_total += counts[i];
+      }
     }
     s_bin_total[lane_bin] = tile_total;
   }
   barrier();  // bin totals visible to every per-bin thread
-  uint tile_start = 0u;
   if (lane_bin < BINS) {
-    uint digit_base = 0u;
-    for (uint b = 0u; b < lane_bin; ++b) {
-      tile_start += s_bin_total[b];
-      digit_base += s_digit_total[b];
+    uint tile_start = 0u, digit_base = 0u;
+    [[unroll]] for (uint b = 0u; b < BINS; ++b) {
+      const bool lower = b < lane_bin;
+      tile_start += lower ? s_bin_total[b] : 0u;
+      digit_base += lower ? s_digit_total[b] : 0u;
     }
     s_bin_start[lane_bin] = tile_start;
     s_bin_destination[lane_bin] = digit_base + group_offset - tile_start;
