@@ -294,16 +294,6 @@ uint64_t createUnderFailures(const char* what, Injector& injector, VkResult inje
   return 0;
 }
 
-SorterCreateInfo sorterCreateInfo(Context& ctx) {
-  SorterCreateInfo info = ctx.createInfo<SorterCreateInfo>();
-  return info;
-}
-
-TilePackerCreateInfo packerCreateInfo(Context& ctx) {
-  TilePackerCreateInfo info = ctx.createInfo<TilePackerCreateInfo>();
-  return info;
-}
-
 // Creates each kind of object with `configure` applied to its create info, failing step k of
 // `injector` for every k, and returns the step counts of the sorter, the tile packer and the
 // material sorter.
@@ -314,7 +304,7 @@ std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, 
   steps.push_back(createUnderFailures<Sorter>(
       "createSorter", injector, injected,
       [&](Sorter** out, std::string* why) {
-        SorterCreateInfo info = sorterCreateInfo(ctx);
+        SorterCreateInfo info = ctx.createInfo<SorterCreateInfo>();
         configure(info.allocator, info.get_device_proc_addr);
         return createSorter(info, out, why);
       },
@@ -322,7 +312,7 @@ std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, 
   steps.push_back(createUnderFailures<TilePacker>(
       "createTilePacker", injector, injected,
       [&](TilePacker** out, std::string* why) {
-        TilePackerCreateInfo info = packerCreateInfo(ctx);
+        TilePackerCreateInfo info = ctx.createInfo<TilePackerCreateInfo>();
         configure(info.allocator, info.get_device_proc_addr);
         return createTilePacker(info, out, why);
       },
@@ -523,7 +513,7 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: validateTilePackInfo refuses each bad i
   Context& ctx = context();
   TilePacker* raw = nullptr;
   std::string why;
-  REQUIRE_MESSAGE(createTilePacker(packerCreateInfo(ctx), &raw, &why) == VK_SUCCESS, why);
+  REQUIRE_MESSAGE(createTilePacker(ctx.createInfo<TilePackerCreateInfo>(), &raw, &why) == VK_SUCCESS, why);
   struct Destroy {
     void operator()(TilePacker* p) const { destroyTilePacker(p); }
   };
@@ -673,7 +663,7 @@ TuningConfig withDigits(uint32_t digit_bits) {
 // tuning null: the device's choice.
 SorterPtr fakeSorter(const FakeLimits& limits, const TuningConfig* tuning = nullptr) {
   g_fake = limits;
-  SorterCreateInfo info = sorterCreateInfo(context());
+  SorterCreateInfo info = context().createInfo<SorterCreateInfo>();
   info.get_instance_proc_addr = fakeGetInstanceProcAddr;
   info.tuning = tuning;
   Sorter* s = nullptr;
@@ -869,7 +859,7 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: tile requirements at the largest screen
   Context& ctx = context();
   TilePacker* raw = nullptr;
   std::string why;
-  TilePackerCreateInfo info = packerCreateInfo(ctx);
+  TilePackerCreateInfo info = ctx.createInfo<TilePackerCreateInfo>();
   info.tile_size = 8;
   info.alignment = 256;
   REQUIRE_MESSAGE(createTilePacker(info, &raw, &why) == VK_SUCCESS, why);

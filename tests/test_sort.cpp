@@ -71,6 +71,12 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   const uint32_t passes = n == 0 ? 0 : (o.end_bit - o.begin_bit + bits - 1) / bits;
   CHECK(stats.passes == passes);
   CHECK(stats.result_in_temp == (passes % 2 == 1));
+  SortInfo asked;  // what getPassCount() reads of a sort
+  asked.count = static_cast<uint32_t>(n);
+  asked.key_type = o.key_type;
+  asked.begin_bit = o.begin_bit;
+  asked.end_bit = o.end_bit;
+  CHECK(getPassCount(ctx.sorter(), asked) == passes);
 }
 
 void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, const SortOptions& o, const char* label) {

@@ -642,18 +642,14 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
   }
   const Shape shape{static_cast<uint32_t>(n), VkDeviceSize{n} * 4 * words_per_key, with_values ? VkDeviceSize{n} * 4 : 0};
   const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
-  const SorterProperties props = getSorterProperties(sorter);
-  const uint32_t digit_bits = (o.key_type == KeyType::kU64 ? props.tuning_u64 : props.tuning).digit_bits;
-  const uint32_t passes =
-      n == 0 || o.end_bit <= o.begin_bit ? 0 : (o.end_bit - o.begin_bit + digit_bits - 1) / digit_bits;
-  const uint32_t per_sort = every_dispatch ? 2 + 3 * passes : 2;
   if (!ensureCapacity(shape.count, words_per_key, with_values, error)) return false;
-  if (timestamps && !ensureQueries(per_sort * reps, error)) return false;
   SortInfo si = sortInfo(shape, o);
   if (const char* why = validateSortInfo(sorter, si)) {
     if (error) *error = why;
     return false;
   }
+  const uint32_t per_sort = every_dispatch ? 2 + 3 * getPassCount(sorter, si) : 2;
+  if (timestamps && !ensureQueries(per_sort * reps, error)) return false;
   if (timestamps) {
     si.timestamp_pool = queries;
     si.timestamp_every_dispatch = every_dispatch;

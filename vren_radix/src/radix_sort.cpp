@@ -311,6 +311,11 @@ MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bo
   return r;
 }
 
+uint32_t getPassCount(const Sorter* s, const SortInfo& info) {
+  if (info.count == 0) return 0;
+  return passCount(info.begin_bit, info.end_bit, pipelinesFor(s, info.key_type).tuning.digit_bits);
+}
+
 const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
   if (static_cast<uint32_t>(info.key_type) > static_cast<uint32_t>(KeyType::kU64)) return "Unknown key type.";
   if (info.begin_bit > info.end_bit || info.end_bit > keyBits(info.key_type))
@@ -378,7 +383,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
   const uint32_t digit_bits = p.tuning.digit_bits;
-  const uint32_t passes = info.count == 0 ? 0 : passCount(info.begin_bit, info.end_bit, digit_bits);
+  const uint32_t passes = getPassCount(s, info);
   SortResult result{passes, passes % 2 == 1, passes % 2 ? info.keys_temp : info.keys,
                     with_values ? (passes % 2 ? info.values_temp : info.values) : BufferRange{}};
   const bool every_dispatch = info.timestamp_pool && info.timestamp_every_dispatch;

@@ -120,7 +120,7 @@ struct SortInfo {
   // Optional: two timestamps (first_query, first_query + 1) around the recorded passes. With
   // timestamp_every_dispatch, 2 + 3 * passes timestamps instead: the start, one after each
   // pass's count, scan and scatter dispatch (a profile of where the time goes), and the end.
-  // passes = ceil((end_bit - begin_bit) / digit_bits), with the sorter's digit width.
+  // getPassCount() gives the passes.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
   bool timestamp_every_dispatch = false;
@@ -135,6 +135,10 @@ struct SortResult {
 
 // Returns null if `info` is valid for `sorter`, else one sentence saying what is wrong.
 const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
+
+// The radix passes cmdSort records for `info`: ceil((end_bit - begin_bit) / digit bits), with the
+// digit width of the tuning for info.key_type; 0 for no elements or an empty bit range.
+uint32_t getPassCount(const Sorter* sorter, const SortInfo& info);
 
 // Records the sort into `cmd`. Records only: no allocation, submission or wait.
 //
