@@ -19,8 +19,10 @@
 // A pass the scan marked as skipped (one bin holds every key) returns at once.
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
-//   s_keys            4 W T    the tile in bin order
-//   s_values          4 T      their values (VALUE_SLOTS = 1 when sorting keys only)
+//   s_keys            4 W T    the tile in bin order (keys only, or 64-bit keys)
+//   s_values          4 T      their values (64-bit keys; VALUE_SLOTS = 1 when sorting keys only)
+//   s_pairs           8 T      32-bit keys with values: key and value side by side, so that
+//                              phases 4 and 5 move each with one 8-byte access
 //   s_round_bins      64 S K   per-round bin counts of each subgroup, then each round's start
 //   s_subgroup_bins   64 S     per-subgroup bin counts, then each subgroup's start in each bin
 //   s_bin_*, s_digit  256      tile totals and starts, global destination bases, digit totals
@@ -38,8 +40,13 @@ const bool WITH_VALUES = VALUE_SLOTS > 1u;
 const uint SUBGROUP_BATCH = 8;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
 
+#ifdef VREN_RADIX_KEY64
 shared Key s_keys[TILE_SIZE];
 shared uint s_values[VALUE_SLOTS];
+#else
+shared Key s_keys[WITH_VALUES ? 1u : TILE_SIZE];
+shared uvec2 s_pairs[VALUE_SLOTS];
+#endif
 shared uint s_round_bins[MAX_SUBGROUPS * KEYS_PER_THREAD * BINS];
 shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
 shared uint s_bin_total[BINS];        // the tile's keys per bin
@@ -150,8 +157,15 @@ void main() {
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint bin = ranks[i] >> 16u;
     const uint local = s_bin_start[bin] + s_subgroup_bins[subgroup_bins + bin] + (ranks[i] & 0xFFFFu);
+#ifdef VREN_RADIX_KEY64
     s_keys[local] = keys[i];
     if (WITH_VALUES) s_values[local] = values[i];
+#else
+    if (WITH_VALUES)
+      s_pairs[local] = uvec2(keys[i], values[i]);
+    else
+      s_keys[local] = keys[i];
+#endif
   }
   barrier();  // the tile is in bin order
 
@@ -159,10 +173,17 @@ void main() {
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = i * gl_WorkGroupSize.x + thread;
     if (slot < tile_keys) {
+#ifdef VREN_RADIX_KEY64
       const Key key = s_keys[slot];
+      const uint value = WITH_VALUES ? s_values[slot] : 0u;
+#else
+      const uvec2 pair = WITH_VALUES ? s_pairs[slot] : uvec2(s_keys[slot], 0u);
+      const Key key = pair.x;
+      const uint value = pair.y;
+#endif
       const uint index = s_bin_destination[bin_of(key)] + slot;
       store_key(keys_out, index, key);
-      if (WITH_VALUES) values_out.data[index] = s_values[slot];
+      if (WITH_VALUES) values_out.data[index] = value;
     }
   }
 }

@@ -105,6 +105,17 @@ TEST_CASE_FIXTURE(GpuTest, "every size across two small tiles") {
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "the scan walks a row of many chunks") {
+  // 64-key tiles, 4 per count group: over 8192 group sums per bin, more than two chunks of a
+  // 1024-thread scan (4 sums per thread), the most a device gets; each chunk's sums are loaded
+  // during the scan of the one before.
+  Context& small = contextWithTuning(32, 2);
+  const uint32_t groups = 2 * 4 * 1024 + 5;
+  const uint32_t n = groups * 4 * getSorterProperties(small.sorter()).tile_size - 7;
+  checkSort(small, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+  checkSort(small, makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
+}
+
 TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of packed counters") {
   // Packed 4-bit counters hold at most 15 keys per thread and tile, so this tuning counts with
   // ballots and shared atomics.

@@ -34,7 +34,8 @@ uint32_t binCount(const TuningConfig& tuning) { return 1u << tuning.digit_bits; 
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words) {
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t bins = binCount(tuning);
-  const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + (with_values ? 0 : 4);
+  // The tile's keys and values, and the one-element array of the layout not in use.
+  const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + 8;
   if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan
     return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1);
   // radix_scatter.comp: counts per subgroup and round, then per subgroup; four per-bin arrays
