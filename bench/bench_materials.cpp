@@ -9,10 +9,13 @@
 // GPU time comes from Vulkan timestamps: the manual time of a sort is the interval between two
 // timestamps recorded right before and after cmdSortMaterials, with nothing else between them;
 // median_us is the median over the run. count_us, scan_us, offsets_us and scatter_us are the
-// medians of the steps of a second sort in the same submission, profiled with the sort's own
+// medians of the steps of a second sort after each timed one, profiled with the sort's own
 // timestamps between its steps (on the fast path, up to fast_material_count materials, scan_us
 // covers the offsets and offsets_us is ~0). The timestamps between the steps cost a little, so
-// the steps add up to slightly more than median_us.
+// the steps add up to slightly more than median_us. A run records all its sorts, timed and
+// profiled, into one submission, each behind a barrier outside its timestamps, after discarded
+// warm-up submissions of the same for 500 ms: the GPU works back to back, as in a frame, instead
+// of idling for a host wait between sorts (bench_tiles.cpp times its passes the same way).
 // The shading case times, in one submission, the sort, the sorted shading and the uber
 // shading; its manual time is sort + sorted shading, and it reports the medians sort_us,
 // sorted_shading_us, uber_us, net_gain_us = uber - (sort + sorted shading) and
@@ -36,6 +39,7 @@
 #include <benchmark/benchmark.h>
 #include <volk.h>
 
+#include "gpu_timing.h"
 #include "warmup.h"
 #include "spirv/materials_bench_shade.h"
 #include "vren_radix/context.h"
@@ -44,6 +48,8 @@
 namespace {
 
 using namespace vren::radix;
+using bench::barrier;
+using bench::median;
 
 constexpr int kGpuPassesPerRun = 200;
 constexpr int kCpuDevicePassesPerRun = 3;
@@ -51,8 +57,8 @@ constexpr uint32_t kShadingWorkgroup = 64;
 constexpr uint32_t kUber = 0xFFFFFFFFu;
 constexpr uint32_t kMaterialCounts[] = {8, 64};
 constexpr uint32_t kMaxBenchMaterials = 64;
-// Timestamps of one sort() call: two around the timed sort, then the profiled sort's own.
-constexpr uint32_t kQueryCount = 2 + vren::radix::kMaterialSortTimestampCount;
+// Timestamps per timed sort: two around it, then the profiled sort's own.
+constexpr uint32_t kQueriesPerSort = 2 + vren::radix::kMaterialSortTimestampCount;
 constexpr std::pair<uint32_t, uint32_t> kScreens[] = {{1920, 1080}, {2560, 1440}, {3840, 2160}};
 constexpr std::pair<uint32_t, uint32_t> kSmallScreens[] = {{320, 180}, {640, 360}};
 
@@ -84,19 +90,6 @@ std::vector<uint32_t> makeIds(Map map, uint32_t width, uint32_t height, uint32_t
     for (uint32_t x = 0; x < width; ++x)
       ids[size_t{y} * width + x] = rng.next() % 10 == 0 ? rng.next() % materials : cells[(y / 16) * cells_x + x / 16];
   return ids;
-}
-
-void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-             VkAccessFlags dst) {
-  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  b.srcAccessMask = src;
-  b.dstAccessMask = dst;
-  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 VkDeviceAddress addressOf(VkDevice device, VkBuffer buffer) {
@@ -157,25 +150,14 @@ struct ShadePipelines {
 // One ID map on the device, the sort's buffers, and the shading outputs.
 class Bench {
  public:
-  Bench(Context& ctx, const MaterialSorter* sorter) : ctx_(ctx), sorter_(sorter) {}
-  ~Bench() {
-    release();
-    if (queries_) vkDestroyQueryPool(ctx_.vkDevice(), queries_, nullptr);
-  }
+  Bench(Context& ctx, const MaterialSorter* sorter)
+      : ctx_(ctx), sorter_(sorter), timestamps_(ctx.vkDevice(), ctx.device().timestamp_period_ns) {}
+  ~Bench() { release(); }
 
   bool prepare(Map map, uint32_t width, uint32_t height, uint32_t materials, uint32_t alignment, std::string* error) {
     if (map == map_ && width == width_ && height == height_ && materials == materials_ && alignment == alignment_)
       return true;
     release();
-    if (!queries_) {
-      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-      qi.queryCount = kQueryCount;
-      if (vkCreateQueryPool(ctx_.vkDevice(), &qi, nullptr, &queries_) != VK_SUCCESS) {
-        *error = "Creating a timestamp query pool failed.";
-        return false;
-      }
-    }
     ids_ = makeIds(map, width, height, materials);
     map_ = map;
     width_ = width;
@@ -211,37 +193,50 @@ class Bench {
         error);
   }
 
-  // Two sorts in one submission: the first timed by two timestamps right around
-  // cmdSortMaterials (gpu_ms), the second with the sort's own timestamps between its steps
-  // (steps_ms). So gpu_ms holds the five steps alone: not the query reset, the barrier before
-  // the sort, or the timestamps between the steps.
-  bool sort(double* gpu_ms, double steps_ms[4], std::string* error) {
-    MaterialSortInfo profiled = info_;
-    profiled.timestamp_pool = queries_;
-    profiled.first_query = 2;
+  // Records `sorts` sorts into one submission, each timed by two timestamps right around
+  // cmdSortMaterials (us: the five steps alone, not the barriers or the timestamps between
+  // steps), and each followed by a profiled sort with the sort's own timestamps between its steps
+  // (steps_us). The barrier in front of each sort orders everything before it, outside its
+  // timestamps.
+  bool timeSorts(uint32_t sorts, std::vector<double>* us, std::vector<double> steps_us[4], std::string* error) {
+    if (!timestamps_.reserve(sorts * kQueriesPerSort, error)) return false;
+    const VkQueryPool pool = timestamps_.pool();
     const bool ok = ctx_.submit(
         [&](VkCommandBuffer cmd) {
-          vkCmdResetQueryPool(cmd, queries_, 0, kQueryCount);
-          barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                  VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
-          cmdSortMaterials(sorter_, cmd, info_);
-          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
-          barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-          cmdSortMaterials(sorter_, cmd, profiled);
+          vkCmdResetQueryPool(cmd, pool, 0, sorts * kQueriesPerSort);
+          for (uint32_t i = 0; i < sorts; ++i) {
+            const uint32_t first = i * kQueriesPerSort;
+            MaterialSortInfo profiled = info_;
+            profiled.timestamp_pool = pool;
+            profiled.first_query = first + 2;
+            barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, first);
+            cmdSortMaterials(sorter_, cmd, info_);
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, first + 1);
+            barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            cmdSortMaterials(sorter_, cmd, profiled);
+          }
         },
         error);
-    uint64_t ticks[kQueryCount] = {};
-    if (!ok || !readTicks(ticks, kQueryCount, error)) return false;
-    *gpu_ms = ticksToMs(ticks[1] - ticks[0]);
-    for (int i = 0; i < 4; ++i) steps_ms[i] = ticksToMs(ticks[i + 3] - ticks[i + 2]);
+    std::vector<uint64_t> ticks;
+    if (!ok || !timestamps_.read(sorts * kQueriesPerSort, &ticks, error)) return false;
+    us->resize(sorts);
+    for (int k = 0; k < 4; ++k) steps_us[k].resize(sorts);
+    for (uint32_t i = 0; i < sorts; ++i) {
+      const uint64_t* t = ticks.data() + i * kQueriesPerSort;
+      (*us)[i] = timestamps_.microseconds(t[1] - t[0]);
+      for (int k = 0; k < 4; ++k) steps_us[k][i] = timestamps_.microseconds(t[k + 3] - t[k + 2]);
+    }
     return true;
   }
 
   // Sort, sorted shading, uber shading in one submission: times[0..2] in milliseconds.
   bool shade(const ShadePipelines& p, double times[3], std::string* error) {
+    if (!timestamps_.reserve(4, error)) return false;
+    const VkQueryPool pool = timestamps_.pool();
     const VkDevice device = ctx_.vkDevice();
     ShadeConstants pc{addressOf(device, buffers_[0].buffer), addressOf(device, buffers_[2].buffer),
                       addressOf(device, buffers_[3].buffer), addressOf(device, buffers_[5].buffer),
@@ -255,13 +250,13 @@ class Bench {
                   VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                       VK_ACCESS_INDIRECT_COMMAND_READ_BIT,
                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-          vkCmdResetQueryPool(cmd, queries_, 0, 4);
-          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
+          vkCmdResetQueryPool(cmd, pool, 0, 4);
+          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 0);
           cmdSortMaterials(sorter_, cmd, info_);
           barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                   VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                   VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
-          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 1);
           pc.colour = addressOf(device, buffers_[6].buffer);
           vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
           for (uint32_t m = 0; m < materials_; ++m) {
@@ -270,25 +265,25 @@ class Bench {
           }
           barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
-          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2);
+          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 2);
           pc.colour = addressOf(device, buffers_[7].buffer);
           vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
           vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.uber);
           vkCmdDispatch(cmd, (groups + groups_y - 1) / groups_y, groups_y, 1);
-          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 3);
+          vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 3);
         },
         error);
-    uint64_t ticks[4] = {};
-    if (!ok || !readTicks(ticks, 4, error)) return false;
-    for (int i = 0; i < 3; ++i) times[i] = ticksToMs(ticks[i + 1] - ticks[i]);
+    std::vector<uint64_t> ticks;
+    if (!ok || !timestamps_.read(4, &ticks, error)) return false;
+    for (int i = 0; i < 3; ++i) times[i] = timestamps_.microseconds(ticks[i + 1] - ticks[i]) * 1e-3;
     return true;
   }
 
   // Sorts once and compares counts, offsets and new_to_old with a CPU reference.
   std::string verifySort() {
     std::string error;
-    double ms = 0, steps[4];
-    if (!sort(&ms, steps, &error)) return error;
+    std::vector<double> us, steps[4];
+    if (!timeSorts(1, &us, steps, &error)) return error;
     const VkDeviceSize at_offsets = req_.counts_size, at_map = at_offsets + req_.offsets_size;
     if (!readBack({{info_.counts.buffer, 0, req_.counts_size},
                    {info_.offsets.buffer, at_offsets, req_.offsets_size},
@@ -347,16 +342,6 @@ class Bench {
         error);
   }
 
-  bool readTicks(uint64_t* ticks, uint32_t count, std::string* error) {
-    if (vkGetQueryPoolResults(ctx_.vkDevice(), queries_, 0, count, count * 8, ticks, 8,
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
-      return true;
-    *error = "Reading timestamps failed.";
-    return false;
-  }
-
-  double ticksToMs(uint64_t ticks) const { return static_cast<double>(ticks) * ctx_.device().timestamp_period_ns * 1e-6; }
-
   void release() {
     for (GpuBuffer& b : buffers_)
       if (b.buffer) ctx_.destroyBuffer(&b);
@@ -366,7 +351,6 @@ class Bench {
 
   Context& ctx_;
   const MaterialSorter* sorter_;
-  VkQueryPool queries_ = VK_NULL_HANDLE;
   Map map_ = Map::kRandom;
   uint32_t width_ = 0, height_ = 0, materials_ = 0, alignment_ = 0;
   std::vector<uint32_t> ids_;
@@ -375,6 +359,7 @@ class Bench {
   // ids, chunk_counts, counts, offsets, dispatch, new_to_old, sorted colour, uber colour
   GpuBuffer buffers_[8];
   GpuBuffer staging_;
+  bench::Timestamps timestamps_;
 };
 
 struct Case {
@@ -386,20 +371,18 @@ void benchSort(benchmark::State& state, Bench& bench, const Case& c) {
   std::string error;
   if (!bench.prepare(c.map, c.width, c.height, c.materials, 1, &error)) return state.SkipWithError(error.c_str());
   if (const std::string why = bench.verifySort(); !why.empty()) return state.SkipWithError(why.c_str());
-  double ms = 0, steps[4];
-  if (!vren::radix::bench::warmUp([&] { return bench.sort(&ms, steps, &error); }))
+  // Iterations() fixes the count, so the sorts can be timed before the loop, in one submission.
+  const uint32_t sorts = static_cast<uint32_t>(state.max_iterations);
+  std::vector<double> samples, steps[4];
+  if (!vren::radix::bench::warmUp([&] { return bench.timeSorts(sorts, &samples, steps, &error); }))
     return state.SkipWithError(error.c_str());
-  std::vector<double> samples, step_samples[4];
-  for (auto _ : state) {
-    if (!bench.sort(&ms, steps, &error)) return state.SkipWithError(error.c_str());
-    state.SetIterationTime(ms * 1e-3);
-    samples.push_back(ms);
-    for (int i = 0; i < 4; ++i) step_samples[i].push_back(steps[i]);
-  }
+  if (!bench.timeSorts(sorts, &samples, steps, &error)) return state.SkipWithError(error.c_str());
+  size_t i = 0;
+  for (auto _ : state) state.SetIterationTime(samples[i++ % samples.size()] * 1e-6);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bench.pixels()));
-  state.counters["median_us"] = median(samples) * 1e3;
+  state.counters["median_us"] = median(samples);
   const char* names[] = {"count_us", "scan_us", "offsets_us", "scatter_us"};
-  for (int i = 0; i < 4; ++i) state.counters[names[i]] = median(step_samples[i]) * 1e3;
+  for (int k = 0; k < 4; ++k) state.counters[names[k]] = median(steps[k]);
 }
 
 void benchShade(benchmark::State& state, Bench& bench, const ShadePipelines& pipelines, const Case& c) {

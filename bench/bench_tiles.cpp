@@ -30,6 +30,7 @@
 #include <benchmark/benchmark.h>
 #include <volk.h>
 
+#include "gpu_timing.h"
 #include "warmup.h"
 #include "vren_radix/context.h"
 #include "vren_radix/tiles.h"
@@ -37,6 +38,8 @@
 namespace {
 
 using namespace vren::radix;
+using bench::barrier;
+using bench::median;
 
 constexpr int kGpuPassesPerRun = 200;
 constexpr int kCpuDevicePassesPerRun = 3;
@@ -82,22 +85,12 @@ std::vector<uint32_t> meshletScreen(uint32_t width, uint32_t height) {
   return keys;
 }
 
-void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-             VkAccessFlags dst) {
-  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  b.srcAccessMask = src;
-  b.dstAccessMask = dst;
-  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
-}
-
 // One screen's keys on the device and the buffers of its output.
 class Bench {
  public:
-  Bench(Context& ctx, const TilePacker* packer) : ctx_(ctx), packer_(packer) {}
-  ~Bench() {
-    release();
-    if (queries_) vkDestroyQueryPool(ctx_.vkDevice(), queries_, nullptr);
-  }
+  Bench(Context& ctx, const TilePacker* packer)
+      : ctx_(ctx), packer_(packer), timestamps_(ctx.vkDevice(), ctx.device().timestamp_period_ns) {}
+  ~Bench() { release(); }
 
   bool prepare(uint32_t width, uint32_t height, std::string* error) {
     if (width == width_ && height == height_) return true;
@@ -156,11 +149,11 @@ class Bench {
   // Records `passes` packs into one submission, each after its own counter clear, and returns
   // each pass's GPU time from its own pair of timestamps.
   bool timePasses(TilePackInfo info, uint32_t passes, std::vector<double>* us, std::string* error) {
-    if (!ensureQueries(2 * passes, error)) return false;
-    info.timestamp_pool = queries_;
+    if (!timestamps_.reserve(2 * passes, error)) return false;
+    info.timestamp_pool = timestamps_.pool();
     const bool ran = ctx_.submit(
         [&](VkCommandBuffer cmd) {
-          vkCmdResetQueryPool(cmd, queries_, 0, 2 * passes);
+          vkCmdResetQueryPool(cmd, timestamps_.pool(), 0, 2 * passes);
           for (uint32_t i = 0; i < passes; ++i) {
             // The previous pass ends before the clear (which also orders its output writes
             // before this pass's), and the clear before this pass: both barriers lie outside
@@ -175,17 +168,10 @@ class Bench {
           }
         },
         error);
-    if (!ran) return false;
-    std::vector<uint64_t> ticks(2 * passes);
-    const VkResult got = vkGetQueryPoolResults(ctx_.vkDevice(), queries_, 0, 2 * passes, ticks.size() * 8, ticks.data(),
-                                               8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (got != VK_SUCCESS) {
-      *error = "Reading the timestamps failed (VkResult " + std::to_string(static_cast<int>(got)) + ").";
-      return false;
-    }
+    std::vector<uint64_t> ticks;
+    if (!ran || !timestamps_.read(2 * passes, &ticks, error)) return false;
     us->resize(passes);
-    for (uint32_t i = 0; i < passes; ++i)
-      (*us)[i] = static_cast<double>(ticks[2 * i + 1] - ticks[2 * i]) * ctx_.device().timestamp_period_ns * 1e-3;
+    for (uint32_t i = 0; i < passes; ++i) (*us)[i] = timestamps_.microseconds(ticks[2 * i + 1] - ticks[2 * i]);
     return true;
   }
 
@@ -262,23 +248,6 @@ class Bench {
   }
 
  private:
-  bool ensureQueries(uint32_t count, std::string* error) {
-    if (count <= query_capacity_) return true;
-    if (queries_) vkDestroyQueryPool(ctx_.vkDevice(), queries_, nullptr);
-    queries_ = VK_NULL_HANDLE;
-    query_capacity_ = 0;
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = count;
-    if (vkCreateQueryPool(ctx_.vkDevice(), &qi, nullptr, &queries_) != VK_SUCCESS) {
-      queries_ = VK_NULL_HANDLE;
-      *error = "Creating a timestamp query pool failed.";
-      return false;
-    }
-    query_capacity_ = count;
-    return true;
-  }
-
   void release() {
     for (GpuBuffer* b : {&keys_buffer_, &counter_, &pixels_, &ranges_, &containers_, &staging_})
       if (b->buffer) ctx_.destroyBuffer(b);
@@ -291,14 +260,8 @@ class Bench {
   std::vector<uint32_t> keys_;
   TileMemoryRequirements req_{};
   GpuBuffer keys_buffer_, counter_, pixels_, ranges_, containers_, staging_;
-  VkQueryPool queries_ = VK_NULL_HANDLE;
-  uint32_t query_capacity_ = 0;
+  bench::Timestamps timestamps_;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 void benchPack(benchmark::State& state, Bench& bench, const Variant& v, uint32_t width, uint32_t height) {
   std::string error;

@@ -1,0 +1,75 @@
+// What the material and tile benchmarks share to time GPU work: a memory barrier, the median, and
+// a timestamp query pool that grows to the number of timestamps a submission records.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+namespace vren::radix::bench {
+
+inline void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
+                    VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  b.srcAccessMask = src;
+  b.dstAccessMask = dst;
+  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+class Timestamps {
+ public:
+  Timestamps(VkDevice device, double period_ns) : device_(device), period_ns_(period_ns) {}
+  Timestamps(const Timestamps&) = delete;
+  Timestamps& operator=(const Timestamps&) = delete;
+  ~Timestamps() {
+    if (pool_) vkDestroyQueryPool(device_, pool_, nullptr);
+  }
+
+  // A pool of at least `count` timestamps.
+  bool reserve(uint32_t count, std::string* error) {
+    if (count <= capacity_) return true;
+    if (pool_) vkDestroyQueryPool(device_, pool_, nullptr);
+    pool_ = VK_NULL_HANDLE;
+    capacity_ = 0;
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = count;
+    if (vkCreateQueryPool(device_, &info, nullptr, &pool_) != VK_SUCCESS) {
+      pool_ = VK_NULL_HANDLE;
+      *error = "Creating a timestamp query pool failed.";
+      return false;
+    }
+    capacity_ = count;
+    return true;
+  }
+
+  VkQueryPool pool() const { return pool_; }
+
+  // The first `count` timestamps, waiting for them, in ticks.
+  bool read(uint32_t count, std::vector<uint64_t>* ticks, std::string* error) const {
+    ticks->resize(count);
+    const VkResult got = vkGetQueryPoolResults(device_, pool_, 0, count, count * 8, ticks->data(), 8,
+                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (got == VK_SUCCESS) return true;
+    *error = "Reading the timestamps failed (VkResult " + std::to_string(static_cast<int>(got)) + ").";
+    return false;
+  }
+
+  double microseconds(uint64_t ticks) const { return static_cast<double>(ticks) * period_ns_ * 1e-3; }
+
+ private:
+  VkDevice device_;
+  double period_ns_;
+  VkQueryPool pool_ = VK_NULL_HANDLE;
+  uint32_t capacity_ = 0;
+};
+
+}  // namespace vren::radix::bench
