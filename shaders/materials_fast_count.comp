@@ -18,6 +18,9 @@
 #extension GL_GOOGLE_include_directive : require
 #include "materials_fast.glsl"
 
+// material_ids 16 bytes at a time (BufferRange offsets are multiples of 16).
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer MaterialReadUvec4s { uvec4 data[]; };
+
 // [subgroup][material]: the subgroup's pixels of each material in its segment.
 shared uint s_count[HISTOGRAM_SIZE * MAX_SUBGROUPS];
 
@@ -27,11 +30,23 @@ void main() {
   const uint materials = pc.material_count;
   const uint first = segment_pixel(chunk);
 
-  // 1. Load every round's material.
+  // 1. Load every round's material. Counting needs no order inside the segment, so full chunks
+  //    load 4 consecutive pixels per lane at once (a quarter of the load instructions), and
+  //    round 4j + c takes component c of load j.
   uint material[ROUNDS];
-  [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
-    const uint pixel = first + r * gl_SubgroupSize;
-    material[r] = pixel < pc.pixel_count ? load_material(pixel) : 0u;
+  const bool full_chunk = (chunk + 1u) * ROUNDS * gl_WorkGroupSize.x <= pc.pixel_count;  // uniform
+  if (ROUNDS % 4u == 0u && full_chunk) {
+    MaterialReadUvec4s ids4 = MaterialReadUvec4s(pc.material_ids);
+    const uint segment_quad = (first - gl_SubgroupInvocationID) / 4u;  // 16-byte aligned: ROUNDS % 4 == 0
+    [[unroll]] for (uint j = 0u; j < ROUNDS / 4u; ++j) {
+      const uvec4 ids = ids4.data[segment_quad + j * gl_SubgroupSize + gl_SubgroupInvocationID];
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) material[4u * j + c] = min(ids[c], materials - 1u);
+    }
+  } else {
+    [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
+      const uint pixel = first + r * gl_SubgroupSize;
+      material[r] = pixel < pc.pixel_count ? load_material(pixel) : 0u;
+    }
   }
 
   // 2. Count the segment's pixels of each owned material. Pixels past the end (the last chunk

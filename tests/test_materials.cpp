@@ -392,11 +392,12 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path ID widths and owned-count passe
   }
 }
 
-// The fast path's scan is a workgroup per material, as wide as the device allows (up to 1024
-// threads; on lavapipe 32 subgroups, so 128 to 512 threads), that gives each thread a run of
-// chunks of the material's row and loads them 16 at a time. For each possible width W: runs of
-// one chunk with idle threads, of just over 16 (a second batch) and of more than 16 and uneven
-// length (phase 3 loads again), the last thread's run shorter.
+// The fast path's scan is a workgroup per material, 256, 512 or 1024 threads wide (the narrowest
+// whose threads take at most 4 chunks each, else the widest), that gives each thread a run of
+// chunks of the material's row and loads them 16 at a time. Rows for each width (600 chunks: 256
+// threads, 1283: 512, the rest 1024), with runs of 2 to 17 chunks: just over 16 (a second batch)
+// and more than 16 of uneven length (phase 3 loads again), the last thread's run shorter or
+// empty.
 TEST_CASE_FIXTURE(GpuTest, "materials: fast path with many chunks per scan thread") {
   const MaterialTuning tiny{32, 1};
   MaterialSorter* small_chunks = materialSorter(&tiny);

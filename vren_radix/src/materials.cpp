@@ -53,9 +53,15 @@ constexpr uint32_t kMaxFastMaterials = 64;
 constexpr uint32_t kFastBits[] = {3, 6};
 constexpr uint32_t kFastVariants = 2;
 static_assert(std::size(kFastBits) == kFastVariants && (1u << kFastBits[kFastVariants - 1]) >= kMaxFastMaterials);
-// The fast path's scan is a workgroup per material: as wide as the device allows, up to this, so
-// that a row of chunks is one batch of loads per thread.
-constexpr uint32_t kFastScanWorkgroupSize = 1024;
+// The fast path's scan is a workgroup per material, one pipeline per width: a sort takes the
+// narrowest whose threads hold at most kFastScanChunksPerThread chunks of a row each (else the
+// widest). Wider workgroups pay for more subgroups in the scan's barriers, narrower ones for a
+// longer chain of adds per thread. H200, bench_materials, random IDs, 8 materials, us, widths
+// 256 / 512 / 1024: 1920x1080 (1013 chunks) 19.0 / 19.1 / 20.0, 2560x1440 (1800) 26.5 / 25.4 /
+// 26.3, 3840x2160 (4050) 53.3 / 52.6 / 51.6 (bench/RESULTS.md, 2026-11-22).
+constexpr uint32_t kFastScanWorkgroupSizes[] = {256, 512, 1024};
+constexpr uint32_t kFastScanSizes = std::size(kFastScanWorkgroupSizes);
+constexpr uint32_t kFastScanChunksPerThread = 4;
 
 using detail::DeviceFunctions;
 
@@ -112,7 +118,8 @@ struct MaterialSorter {
   // The fast path, for material_count <= properties.fast_material_count (0: none).
   // count and scatter per ID width kFastBits[i], for material counts up to 2^kFastBits[i].
   VkPipeline fast_count[kFastVariants] = {};
-  VkPipeline fast_scan = VK_NULL_HANDLE;
+  VkPipeline fast_scan[kFastScanSizes] = {};
+  uint32_t fast_scan_size[kFastScanSizes] = {};  // their workgroup sizes
   VkPipeline fast_scatter[kFastVariants] = {};
   MaterialSorterProperties properties{};
   uint32_t max_groups_y = 0;
@@ -225,17 +232,20 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   struct {
     PipelineSpec spec;
     VkPipeline* target;
-  } pipelines[3 + 1 + 2 * kFastVariants + 2 * kMaxHistograms] = {
+  } pipelines[3 + kFastScanSizes + 2 * kFastVariants + 2 * kMaxHistograms] = {
       {{vren_radix_materials_scan_spv, sizeof(vren_radix_materials_scan_spv), 1}, &s->scan},
       {{vren_radix_materials_offsets_spv, sizeof(vren_radix_materials_offsets_spv), 1}, &s->offsets},
       {{vren_radix_materials_pad_spv, sizeof(vren_radix_materials_pad_spv), 1}, &s->pad},
   };
   uint32_t pipeline_count = 3;
   if (fast_materials > 0) {
-    const uint32_t scan_size = floorPow2(std::min(kFastScanWorkgroupSize, facts.max_workgroup_size));
-    pipelines[pipeline_count++] = {{vren_radix_materials_fast_scan_spv, sizeof(vren_radix_materials_fast_scan_spv),
-                                    fast_materials, std::max(scan_size, tuning.workgroup_size)},
-                                   &s->fast_scan};
+    for (uint32_t i = 0; i < kFastScanSizes; ++i) {
+      const uint32_t width = floorPow2(std::min(kFastScanWorkgroupSizes[i], facts.max_workgroup_size));
+      s->fast_scan_size[i] = std::max(width, tuning.workgroup_size);
+      pipelines[pipeline_count++] = {{vren_radix_materials_fast_scan_spv, sizeof(vren_radix_materials_fast_scan_spv),
+                                      fast_materials, s->fast_scan_size[i]},
+                                     &s->fast_scan[i]};
+    }
     // A variant per width, up to the first that holds fast_materials.
     for (uint32_t v = 0; v < kFastVariants && (v == 0 || (1u << kFastBits[v - 1]) < fast_materials); ++v) {
       // Histograms and owned-count passes sized for the variant's materials only.
@@ -274,7 +284,9 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
 
 void destroyMaterialSorter(MaterialSorter* s) {
   if (!s) return;
-  for (VkPipeline p : {s->scan, s->offsets, s->pad, s->fast_scan})
+  for (VkPipeline p : s->fast_scan)
+    if (p) s->fn.destroyPipeline(s->device, p, s->allocator);
+  for (VkPipeline p : {s->scan, s->offsets, s->pad})
     if (p) s->fn.destroyPipeline(s->device, p, s->allocator);
   for (uint32_t i = 0; i < kFastVariants; ++i) {
     if (s->fast_count[i]) s->fn.destroyPipeline(s->device, s->fast_count[i], s->allocator);
@@ -451,7 +463,9 @@ void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const Material
   uint32_t v = 0;
   while ((1u << kFastBits[v]) < info.material_count) ++v;
   recordStep(s, cmd, info, "vren_radix materials: count", s->fast_count[v], req.chunk_count, 1);
-  recordStep(s, cmd, info, "vren_radix materials: scan", s->fast_scan, info.material_count, 2);
+  uint32_t scan = 0;
+  while (scan + 1 < kFastScanSizes && s->fast_scan_size[scan] * kFastScanChunksPerThread < req.chunk_count) ++scan;
+  recordStep(s, cmd, info, "vren_radix materials: scan", s->fast_scan[scan], info.material_count, 2);
   timestamp(s, cmd, info, 3);
   recordStep(s, cmd, info, "vren_radix materials: scatter", s->fast_scatter[v], req.chunk_count, 4, true);
 }
