@@ -354,15 +354,19 @@ const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
 
 namespace {
 
-// Orders one dispatch's shader writes before the next dispatch's shader reads and writes, and
-// before the indirect dispatches read their grid from the state block.
-void computeToComputeBarrier(const Sorter* s, VkCommandBuffer cmd) {
+// Orders one dispatch's shader writes before the next dispatch's shader reads and writes, and,
+// with `grids`, before the indirect dispatches read a grid written since the last such barrier.
+void computeToComputeBarrier(const Sorter* s, VkCommandBuffer cmd, bool grids = false) {
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
-  s->fn.cmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, 0, 1, &barrier, 0,
-                           nullptr, 0, nullptr);
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  VkPipelineStageFlags dst_stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  if (grids) {
+    barrier.dstAccessMask |= VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
+    dst_stages |= VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT;
+  }
+  s->fn.cmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst_stages, 0, 1, &barrier, 0, nullptr, 0,
+                           nullptr);
 }
 
 void beginLabel(const Sorter* s, VkCommandBuffer cmd, const char* name) {
@@ -429,7 +433,8 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
   s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.setup);
   s->fn.cmdDispatch(cmd, 1, 1, 1);
-  computeToComputeBarrier(s, cmd);
+  // The pass grids: written here once, read by every indirect dispatch after.
+  computeToComputeBarrier(s, cmd, true);
 
   for (uint32_t pass = 0; pass < passes; ++pass) {
     pc.pass = pass;
@@ -456,7 +461,9 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, scatter);
     s->fn.cmdDispatchIndirect(cmd, internal, grid);
     timestamp(every_dispatch);
-    computeToComputeBarrier(s, cmd);
+    // The last pass's count or scan sets the final copy's grid. Waits that include the indirect
+    // stage cost more than compute-to-compute ones, so only this one has it.
+    computeToComputeBarrier(s, cmd, pass + 1 == passes);
   }
 
   pc.pass = passes;
