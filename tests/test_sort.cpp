@@ -105,13 +105,13 @@ TEST_CASE_FIXTURE(GpuTest, "every size across two small tiles") {
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "the scan walks a row of many chunks") {
-  // 64-key tiles, 4 per count group: over 8192 group sums per bin, more than two chunks of a
-  // 1024-thread scan (4 sums per thread), the most a device gets; each chunk's sums are loaded
-  // during the scan of the one before.
+TEST_CASE_FIXTURE(GpuTest, "many tiles: a 2D grid, and a scan row of several chunks") {
+  // 64-key tiles: more tiles than one grid row holds on lavapipe (65535), so the scatter's grid
+  // is 2D (the count's, a quarter as many groups, is not), and over 16384 group sums per bin,
+  // four chunks of a 1024-thread scan (4 sums per thread), the most a device gets.
   Context& small = contextWithTuning(32, 2);
-  const uint32_t groups = 2 * 4 * 1024 + 5;
-  const uint32_t n = groups * 4 * getSorterProperties(small.sorter()).tile_size - 7;
+  const uint32_t tiles = 65536 + 5;
+  const uint32_t n = tiles * getSorterProperties(small.sorter()).tile_size - 7;
   checkSort(small, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
   checkSort(small, makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
 }

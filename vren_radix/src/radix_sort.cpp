@@ -382,6 +382,15 @@ void endLabel(const Sorter* s, VkCommandBuffer cmd) {
 
 
 
+// A 2D grid of at least `groups` workgroups, at most max_x wide: radix_setup.comp's write_grid().
+struct Grid {
+  uint32_t x, y;
+};
+Grid gridFor(uint32_t groups, uint32_t max_x) {
+  const uint32_t x = std::min(groups, max_x);
+  return {x, x == 0 ? 0 : divCeil(groups, x)};
+}
+
 SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
   assert(validateSortInfo(s, info) == nullptr);
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
@@ -433,8 +442,20 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
   s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.setup);
   s->fn.cmdDispatch(cmd, 1, 1, 1);
-  // The pass grids: written here once, read by every indirect dispatch after.
-  computeToComputeBarrier(s, cmd, true);
+  // With the count on the host the passes' grids are known here, and the passes dispatch them
+  // directly; with a GPU-side count the setup writes them, for indirect dispatches after this
+  // barrier.
+  const bool host_grids = count_buffer == nullptr;
+  computeToComputeBarrier(s, cmd, !host_grids);
+  const uint32_t tiles = divCeil(info.count, p.tile_size);
+  const Grid tile_grid = gridFor(tiles, s->max_groups_x);
+  const Grid count_groups = gridFor(divCeil(tiles, detail::kCountTiles), s->max_groups_x);
+  auto dispatch = [&](const Grid& known, VkDeviceSize written) {
+    if (host_grids)
+      s->fn.cmdDispatch(cmd, known.x, known.y, 1);
+    else
+      s->fn.cmdDispatchIndirect(cmd, internal, written);
+  };
 
   for (uint32_t pass = 0; pass < passes; ++pass) {
     pc.pass = pass;
@@ -447,7 +468,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
 
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, signed_order ? p.count_mapped : p.count);
-    s->fn.cmdDispatchIndirect(cmd, internal, count_grid);
+    dispatch(count_groups, count_grid);
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 
@@ -459,7 +480,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     const VkPipeline scatter = with_values ? (signed_order ? p.scatter_pairs_mapped : p.scatter_pairs)
                                            : (signed_order ? p.scatter_keys_mapped : p.scatter_keys);
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, scatter);
-    s->fn.cmdDispatchIndirect(cmd, internal, grid);
+    dispatch(tile_grid, grid);
     timestamp(every_dispatch);
     // The last pass's count or scan sets the final copy's grid. Waits that include the indirect
     // stage cost more than compute-to-compute ones, so only this one has it.
