@@ -39,6 +39,7 @@
 #include "args.h"
 #include "bench_common.h"
 #include "cpu_radix.h"
+#include "gpu_timing.h"
 #include "spirv/bench_copy.h"
 #include "vren_radix/context.h"
 #include "warmup.h"
@@ -404,11 +405,6 @@ int defaultMaxLog2(const Context& ctx, uint64_t heap_bytes) {
   return log2;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // Read plus written bytes per second of a device-local copy, in GB/s; 0 if it cannot be timed.
 double measureCopyBandwidth(Context& ctx, uint64_t heap_bytes, uint64_t* bytes) {
   *bytes = std::min<uint64_t>(kCopyBytes, std::max<uint64_t>(heap_bytes / 16, 1 << 20));
@@ -476,13 +472,9 @@ double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
           vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
           vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
           for (int i = 0; i < n; ++i) {
-            if (i > 0) {  // the copies write the same buffer
-              VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-              barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-              barrier.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-              vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                                   &barrier, 0, nullptr, 0, nullptr);
-            }
+            if (i > 0)  // the copies write the same buffer
+              barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
             vkCmdDispatch(cmd, groups, 1, 1);
           }
         },

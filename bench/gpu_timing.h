@@ -1,5 +1,5 @@
-// What the material and tile benchmarks share to time GPU work: a memory barrier, the median, and
-// a timestamp query pool that grows to the number of timestamps a submission records.
+// What the benchmarks share to time GPU work: a memory barrier, the median, and a timestamp
+// query pool that grows to the number of timestamps a submission records.
 #pragma once
 
 #include <algorithm>

@@ -395,7 +395,7 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path ID widths and owned-count passe
 // The fast path's scan is a workgroup per material, 256, 512 or 1024 threads wide (the narrowest
 // whose threads take at most 4 chunks each, else the widest), that gives each thread a run of
 // chunks of the material's row and loads them 16 at a time. Rows for each width (600 chunks: 256
-// threads, 1283: 512, the rest 1024), with runs of 2 to 17 chunks: just over 16 (a second batch)
+// threads, 1283: 512, the rest 1024), with runs of 3 to 18 chunks: just over 16 (a second batch)
 // and more than 16 of uneven length (phase 3 loads again), the last thread's run shorter or
 // empty.
 TEST_CASE_FIXTURE(GpuTest, "materials: fast path with many chunks per scan thread") {
