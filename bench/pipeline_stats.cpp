@@ -287,8 +287,9 @@ struct Tool {
                 line.empty() ? "  (the driver reports no statistics)" : line.c_str());
   }
 
-  PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots) const {
-    std::vector<uint32_t> c(VREN_RADIX_SPEC_DIGIT_BITS + 1);
+  PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots,
+                                bool scan_in_scatter = false) const {
+    std::vector<uint32_t> c(VREN_RADIX_SPEC_SCAN_IN_SCATTER + 1);
     c[VREN_RADIX_SPEC_WORKGROUP_SIZE] = t.workgroup_size;
     c[VREN_RADIX_SPEC_KEYS_PER_THREAD] = t.keys_per_thread;
     c[VREN_RADIX_SPEC_MAX_SUBGROUPS] = std::max(1u, t.workgroup_size / facts.min_subgroup_size);
@@ -296,6 +297,7 @@ struct Tool {
     c[VREN_RADIX_SPEC_COUNT_TILES] = detail::kCountTiles;
     c[VREN_RADIX_SPEC_KEY_MAP] = VK_FALSE;
     c[VREN_RADIX_SPEC_DIGIT_BITS] = t.digit_bits;
+    c[VREN_RADIX_SPEC_SCAN_IN_SCATTER] = scan_in_scatter ? VK_TRUE : VK_FALSE;
     return {pipelineName(pass, {t.workgroup_size, t.keys_per_thread, t.digit_bits}), shader, c};
   }
 
@@ -310,6 +312,10 @@ struct Tool {
       report(radixPipeline(wide ? "radix_scatter_wide_keys" : "radix_scatter_keys", scatter, t, 1));
       report(radixPipeline(wide ? "radix_scatter_wide_pairs" : "radix_scatter_pairs", scatter, pairs,
                            t.workgroup_size * t.keys_per_thread));
+      if (t.scan_in_scatter_max_tiles > 0) {  // the scatters that do the scan's work (few tiles)
+        report(radixPipeline("radix_scanning_scatter_keys", scatter, t, 1, true));
+        report(radixPipeline("radix_scanning_scatter_pairs", scatter, pairs, t.workgroup_size * t.keys_per_thread, true));
+      }
       digit_widths.insert(t.digit_bits);
     }
     // The scan's bins follow the digit width.

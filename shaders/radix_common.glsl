@@ -30,14 +30,18 @@ uint group_sums_at(uint bin, uint group, uint count_tiles) {
 // Where the tile's keys of `bin` start among the pass's keys of that bin (the scatter adds the
 // lower bins' totals): the scan's offset of the tile's count group plus the counts of the group's
 // earlier tiles. A fixed trip count, so that the loads unroll and are in flight together.
-uint tile_offset(uint bin, uint tile, uint count_tiles) {
+uint earlier_tiles_count(uint bin, uint tile, uint count_tiles) {
   const uint group = tile / count_tiles;
-  uint offset = pc.internal.data[group_sums_at(bin, group, count_tiles)];
+  uint count = 0u;
   [[unroll]] for (uint i = 0u; i + 1u < count_tiles; ++i) {
     const uint earlier = group * count_tiles + i;
-    if (earlier < tile) offset += pc.internal.data[counts_at(bin, earlier)];
+    if (earlier < tile) count += pc.internal.data[counts_at(bin, earlier)];
   }
-  return offset;
+  return count;
+}
+uint tile_offset(uint bin, uint tile, uint count_tiles) {
+  const uint offset = pc.internal.data[group_sums_at(bin, tile / count_tiles, count_tiles)];
+  return offset + earlier_tiles_count(bin, tile, count_tiles);
 }
 
 // Sets the input parity of pass p + 1; in the last pass this is where the result ends, so it

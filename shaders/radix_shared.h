@@ -17,6 +17,7 @@
 #define VREN_RADIX_SPEC_COUNT_TILES 4  // tiles counted by one count workgroup
 #define VREN_RADIX_SPEC_KEY_MAP 5      // 32-bit keys: apply the push constants' order map
 #define VREN_RADIX_SPEC_DIGIT_BITS 6   // 4 or 8
+#define VREN_RADIX_SPEC_SCAN_IN_SCATTER 7  // the scatter does the scan pass's work itself
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
 // counts, tile-major: counts[tile * bins + bin], then the same summed over each count
@@ -35,7 +36,7 @@
 #define VREN_RADIX_FLAG_NEVER_SKIP 16u    // scatter even if every key has the same digit
 #define VREN_RADIX_FLAG_INDIRECT 32u      // setup reads the count from count_address
 #define VREN_RADIX_FLAG_VALUES 64u        // values move with the keys
-#define VREN_RADIX_FLAG_LAST_PASS 128u    // count and scan: this pass decides where the result is
+#define VREN_RADIX_FLAG_LAST_PASS 128u    // this pass decides where the result is (the copy's grid)
 
 #ifdef __cplusplus
 #include <cstddef>

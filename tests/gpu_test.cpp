@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -75,11 +76,11 @@ Context& context() {
   return *ctx;
 }
 
-Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread) {
-  static std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Context>> contexts;
-  auto& slot = contexts[{workgroup_size, keys_per_thread}];
+Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t scan_in_scatter_max_tiles) {
+  static std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::unique_ptr<Context>> contexts;
+  auto& slot = contexts[{workgroup_size, keys_per_thread, scan_in_scatter_max_tiles}];
   if (!slot) {
-    const TuningConfig tuning{workgroup_size, keys_per_thread, testDigitBits()};
+    const TuningConfig tuning{workgroup_size, keys_per_thread, testDigitBits(), scan_in_scatter_max_tiles};
     slot = makeContext(&tuning);
   }
   return *slot;

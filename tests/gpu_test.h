@@ -16,7 +16,8 @@ Context& context();
 
 // A context with a given tuning (e.g. tiny tiles, so that every size across two tiles is cheap)
 // and the digit width of the run.
-Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread);
+Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread,
+                           uint32_t scan_in_scatter_max_tiles = TuningConfig{}.scan_in_scatter_max_tiles);
 
 // The digit width the run tests: VREN_RADIX_TEST_DIGIT_BITS, 4 if unset.
 uint32_t testDigitBits();

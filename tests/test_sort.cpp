@@ -371,4 +371,46 @@ TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max") {
   }
 }
 
+
+TEST_CASE_FIXTURE(GpuTest, "the scan in a pass of its own, and inside the scatter up to its tile limit") {
+  // Sorts of few tiles fold the scan into the scatter, so the other cases' small sorts take that
+  // path. Here the scan runs in its own pass at every size (limit 0), and the limit falls
+  // between two sizes (5 tiles: 5 tiles fold, 5 tiles and a key do not). Skipped passes,
+  // argsort's first pass and GPU-side counts are decided in different shaders on the two paths.
+  for (uint32_t limit : {0u, 5u}) {
+    Context& ctx = contextWithTuning(256, 4, limit);
+    const uint32_t t = getSorterProperties(ctx.sorter()).tile_size;
+    CAPTURE(limit);
+    for (uint32_t n : {1u, t + 1, 5 * t, 5 * t + 1, 9 * t + 17}) {
+      for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
+        checkSort(ctx, makeKeys(n, d, rng()), n % 2 == 1, {}, name(d));
+      for (uint32_t varying_mask : {0x00F00F00u, 0xF0000000u}) {
+        std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
+        for (auto& k : keys) k = (k & varying_mask) | (0x12345678u & ~varying_mask);
+        SortOptions o;
+        o.begin_bit = 4;
+        o.end_bit = 24;  // an odd pass count
+        checkSort(ctx, keys, true, o, "mask " + std::to_string(varying_mask));
+        o.argsort = true;
+        o.end_bit = 8;  // a constant digit in the first pass, which must still make the indices
+        checkSort(ctx, keys, true, o, "mask " + std::to_string(varying_mask));
+      }
+      SortOptions o;
+      o.key_type = KeyType::kF32;
+      o.descending = true;
+      checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform f32");
+      o.key_type = KeyType::kU64;
+      o.end_bit = 64;
+      checkSort(ctx, makeKeys(2 * n, Distribution::kLowBits, rng()), true, o, "low-bits u64");
+    }
+    for (uint32_t gpu_count : {0u, 1u, 5 * t, 5 * t + 1}) {
+      SortOptions o;
+      o.gpu_count = true;
+      o.gpu_count_value = gpu_count;
+      checkSort(ctx, makeKeys(5 * t, Distribution::kUniform, rng()), true, o, "uniform");
+      checkSort(ctx, makeKeys(9 * t, Distribution::kLowBits, rng()), false, o, "low-bits");
+    }
+  }
+}
+
 }  // namespace vren::radix::test

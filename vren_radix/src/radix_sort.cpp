@@ -30,6 +30,15 @@ constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BU
 using detail::DeviceFunctions;
 
 
+// The scatters of one key width: keys alone or with values, and for 32-bit keys the same with
+// the signed / float order map (the first two go without).
+struct ScatterPipelines {
+  VkPipeline keys = VK_NULL_HANDLE;
+  VkPipeline pairs = VK_NULL_HANDLE;
+  VkPipeline keys_mapped = VK_NULL_HANDLE;
+  VkPipeline pairs_mapped = VK_NULL_HANDLE;
+};
+
 // The pipelines for one key width; they share a tile size.
 struct KeyPipelines {
   TuningConfig tuning{};
@@ -37,12 +46,10 @@ struct KeyPipelines {
   uint32_t tile_size = 0;
   VkPipeline setup = VK_NULL_HANDLE;
   VkPipeline count = VK_NULL_HANDLE;
-  VkPipeline scatter_keys = VK_NULL_HANDLE;
-  VkPipeline scatter_pairs = VK_NULL_HANDLE;
-  // 32-bit keys: the same passes with the signed / float order map (the ones above go without).
   VkPipeline count_mapped = VK_NULL_HANDLE;
-  VkPipeline scatter_keys_mapped = VK_NULL_HANDLE;
-  VkPipeline scatter_pairs_mapped = VK_NULL_HANDLE;
+  ScatterPipelines scatter;
+  // Sorts of at most tuning.scan_in_scatter_max_tiles tiles: scatters that do the scan's work.
+  ScatterPipelines scanning_scatter;
   VkPipeline copy = VK_NULL_HANDLE;
 };
 
@@ -78,18 +85,19 @@ struct PipelineSpec {
   uint32_t value_slots;
   uint32_t digit_bits;
   bool key_map = false;
+  bool scan_in_scatter = false;
 };
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
   const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups,
                              spec.value_slots,    kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE,
-                             spec.digit_bits};
+                             spec.digit_bits,     spec.scan_in_scatter ? VK_TRUE : VK_FALSE};
   const VkSpecializationMapEntry entries[] = {
       {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
       {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},  {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
       {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},   {VREN_RADIX_SPEC_KEY_MAP, 20, 4},
-      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},
+      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},    {VREN_RADIX_SPEC_SCAN_IN_SCATTER, 28, 4},
   };
   const VkSpecializationInfo specialization{static_cast<uint32_t>(std::size(entries)), entries, sizeof(values), values};
   // The single-thread setup pass cannot be a full subgroup; it uses no subgroup operations.
@@ -137,22 +145,35 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
     spec.key_map = true;
     return spec;
   };
+  auto scanning = [](PipelineSpec spec) {
+    spec.scan_in_scatter = true;
+    return spec;
+  };
+  // 64-bit keys are unsigned: no order map.
+  auto createScatters = [&](bool scan_in_scatter, ScatterPipelines* set) {
+    const PipelineSpec keys = scan_in_scatter ? scanning(scatter_keys) : scatter_keys;
+    const PipelineSpec with_values = scan_in_scatter ? scanning(scatter_pairs) : scatter_pairs;
+    VkResult r = create(keys, &set->keys);
+    if (r == VK_SUCCESS) r = create(with_values, &set->pairs);
+    if (r == VK_SUCCESS && !wide) r = create(mapped(keys), &set->keys_mapped);
+    if (r == VK_SUCCESS && !wide) r = create(mapped(with_values), &set->pairs_mapped);
+    return r;
+  };
+  out.pairs_scatter = pairs;
   VkResult r = create(setup, &out.setup);
   if (r == VK_SUCCESS) r = create(count, &out.count);
-  if (r == VK_SUCCESS) r = create(scatter_keys, &out.scatter_keys);
-  if (r == VK_SUCCESS) r = create(scatter_pairs, &out.scatter_pairs);
+  if (r == VK_SUCCESS && !wide) r = create(mapped(count), &out.count_mapped);
   if (r == VK_SUCCESS) r = create(copy, &out.copy);
-  out.pairs_scatter = pairs;
-  if (wide) return r;  // 64-bit keys are unsigned: no order map
-  if (r == VK_SUCCESS) r = create(mapped(count), &out.count_mapped);
-  if (r == VK_SUCCESS) r = create(mapped(scatter_keys), &out.scatter_keys_mapped);
-  if (r == VK_SUCCESS) r = create(mapped(scatter_pairs), &out.scatter_pairs_mapped);
+  if (r == VK_SUCCESS) r = createScatters(false, &out.scatter);
+  if (r == VK_SUCCESS && tuning.scan_in_scatter_max_tiles > 0) r = createScatters(true, &out.scanning_scatter);
   return r;
 }
 
 void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
-  for (VkPipeline pipeline : {p.setup, p.count, p.scatter_keys, p.scatter_pairs, p.copy, p.count_mapped,
-                              p.scatter_keys_mapped, p.scatter_pairs_mapped})
+  for (const ScatterPipelines* set : {&p.scatter, &p.scanning_scatter})
+    for (VkPipeline pipeline : {set->keys, set->pairs, set->keys_mapped, set->pairs_mapped})
+      if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
+  for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy})
     if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   p = {};
 }
@@ -419,6 +440,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   //    then per pass p, from one ping-pong buffer into the other:
   // 2. count    keys per digit per tile, and per group of kCountTiles tiles -> internal | barrier
   // 3. scan     digit-major group sums, exclusive; skip?  -> internal group sums, state   | barrier
+  //             (not for sorts of few tiles: each scatter workgroup sums the groups itself)
   // 4. scatter  rank within tile, write globally        -> the other buffer       | barrier
   // 5. copy     only if skipped passes left the result in the other buffer
   PassConstants pc{};
@@ -447,7 +469,9 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   // barrier.
   const bool host_grids = count_buffer == nullptr;
   computeToComputeBarrier(s, cmd, !host_grids);
+  // At most this many tiles (info.count bounds a GPU-side count too).
   const uint32_t tiles = divCeil(info.count, p.tile_size);
+  const bool scan_in_scatter = tiles <= p.tuning.scan_in_scatter_max_tiles;
   const Grid tile_grid = gridFor(tiles, s->max_groups_x);
   const Grid count_groups = gridFor(divCeil(tiles, detail::kCountTiles), s->max_groups_x);
   auto dispatch = [&](const Grid& known, VkDeviceSize written) {
@@ -472,17 +496,20 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
-    s->fn.cmdDispatch(cmd, detail::binCount(p.tuning), 1, 1);
-    timestamp(every_dispatch);
-    computeToComputeBarrier(s, cmd);
+    if (!scan_in_scatter) {
+      s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
+      s->fn.cmdDispatch(cmd, detail::binCount(p.tuning), 1, 1);
+    }
+    timestamp(every_dispatch);  // without a scan pass, an empty interval: the layout stays fixed
+    if (!scan_in_scatter) computeToComputeBarrier(s, cmd);
 
-    const VkPipeline scatter = with_values ? (signed_order ? p.scatter_pairs_mapped : p.scatter_pairs)
-                                           : (signed_order ? p.scatter_keys_mapped : p.scatter_keys);
+    const ScatterPipelines& set = scan_in_scatter ? p.scanning_scatter : p.scatter;
+    const VkPipeline scatter = with_values ? (signed_order ? set.pairs_mapped : set.pairs)
+                                           : (signed_order ? set.keys_mapped : set.keys);
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, scatter);
     dispatch(tile_grid, grid);
     timestamp(every_dispatch);
-    // The last pass's count or scan sets the final copy's grid. Waits that include the indirect
+    // The last pass's count, scan or scatter sets the final copy's grid. Waits that include the indirect
     // stage cost more than compute-to-compute ones, so only this one has it.
     computeToComputeBarrier(s, cmd, pass + 1 == passes);
   }

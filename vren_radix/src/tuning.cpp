@@ -38,9 +38,10 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + 8;
   if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan
     return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1);
-  // radix_scatter.comp: counts per subgroup and round, then per subgroup; four per-bin arrays
+  // radix_scatter.comp: counts per subgroup and round, then per subgroup; five per-bin arrays and
+  // a flag
   const uint32_t rank_bytes = 4 * bins * max_subgroups * (tuning.keys_per_thread + 1);
-  return tile_bytes + rank_bytes + 4 * 4 * bins;
+  return tile_bytes + rank_bytes + 5 * 4 * bins + 4;
 }
 
 uint32_t countSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups) {
@@ -56,6 +57,7 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
   tuning.digit_bits = tuning.digit_bits > VREN_RADIX_DEFAULT_DIGIT_BITS ? VREN_RADIX_MAX_DIGIT_BITS
                                                                         : VREN_RADIX_DEFAULT_DIGIT_BITS;
   tuning.keys_per_thread = floorPow2(std::clamp(tuning.keys_per_thread, 1u, 64u));
+  if (binCount(tuning) > 16) tuning.scan_in_scatter_max_tiles = 0;  // radix_scatter_wide.comp scans in a pass
   while (tuning.workgroup_size * tuning.keys_per_thread > kMaxTileSize && tuning.keys_per_thread > 1)
     tuning.keys_per_thread /= 2;
   // Small subgroups make many per-subgroup counters: fewer threads where the count pass needs it.
@@ -82,7 +84,9 @@ TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& li
   // Measured for 32-bit keys and 4-bit digits only; an odd key count would change the tile.
   if (limits.vendor_id != kVendorNvidia || key_words != 1 || tuning.keys_per_thread % 2 != 0 || binCount(tuning) > 16)
     return tuning;
-  TuningConfig wide{tuning.workgroup_size * 2, tuning.keys_per_thread / 2, tuning.digit_bits};
+  TuningConfig wide = tuning;
+  wide.workgroup_size *= 2;
+  wide.keys_per_thread /= 2;
   const uint32_t max_subgroups = std::max(1u, wide.workgroup_size / std::max(1u, limits.min_subgroup_size));
   if (wide.workgroup_size > limits.max_workgroup_size ||
       scatterSharedBytes(wide, max_subgroups, true, key_words) > limits.max_shared_memory)

@@ -45,6 +45,10 @@ struct TuningConfig {
   uint32_t workgroup_size = 256;
   uint32_t keys_per_thread = 8;
   uint32_t digit_bits = 4;
+  // Sorts of at most this many tiles run two dispatches per pass instead of three: the scatter
+  // does the scan's work itself, re-reading every tile group's counts, which pays only while
+  // the tiles are few. 4-bit digits only (8-bit ones take 0); 0 keeps the scan pass always.
+  uint32_t scan_in_scatter_max_tiles = 1024;
 };
 
 struct SorterCreateInfo {
@@ -120,6 +124,7 @@ struct SortInfo {
   // Optional: two timestamps (first_query, first_query + 1) around the recorded passes. With
   // timestamp_every_dispatch, 2 + 3 * passes timestamps instead: the start, one after each
   // pass's count, scan and scatter dispatch (a profile of where the time goes), and the end.
+  // Sorts that run no scan pass (see TuningConfig) give the scan an empty interval.
   // getPassCount() gives the passes.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
