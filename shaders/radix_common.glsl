@@ -44,16 +44,8 @@ uint tile_offset(uint bin, uint tile, uint count_tiles) {
   return offset + earlier_tiles_count(bin, tile, count_tiles);
 }
 
-// Sets the input parity of pass p + 1; in the last pass this is where the result ends, so it
-// also sets the final copy's grid: every tile if the result is in the other buffer than the API
-// says, else no workgroup at all.
-void set_next_parity(uint next_parity) {
-  pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = next_parity;
-  if ((pc.flags & VREN_RADIX_FLAG_LAST_PASS) == 0u) return;
-  const bool copy = next_parity != pc.result_parity;
-  for (uint i = 0u; i < 3u; ++i)
-    pc.internal.data[VREN_RADIX_STATE_COPY_GRID + i] = copy ? state(VREN_RADIX_STATE_TILE_GRID + i) : (i == 0u ? 0u : 1u);
-}
+// Sets the input parity of pass p + 1; after the last pass, where the result is.
+void set_next_parity(uint next_parity) { pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = next_parity; }
 
 // The thread's place in input order: subgroup-major, so a subgroup scan ranks threads in order
 // without assuming how the driver maps gl_LocalInvocationIndex to subgroups.

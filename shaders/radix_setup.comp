@@ -29,8 +29,4 @@ void main() {
   write_grid(VREN_RADIX_STATE_TILE_GRID, tiles);
   write_grid(VREN_RADIX_STATE_COUNT_GRID, tiles / COUNT_TILES + (tiles % COUNT_TILES != 0u ? 1u : 0u));
   pc.internal.data[VREN_RADIX_STATE_PARITY] = 0u;
-  // No copy unless the last pass says so (with a GPU-side count of 0 no pass runs at all).
-  pc.internal.data[VREN_RADIX_STATE_COPY_GRID + 0u] = 0u;
-  pc.internal.data[VREN_RADIX_STATE_COPY_GRID + 1u] = 1u;
-  pc.internal.data[VREN_RADIX_STATE_COPY_GRID + 2u] = 1u;
 }

@@ -27,7 +27,6 @@
 #define VREN_RADIX_STATE_TILE_GRID 2   // VkDispatchIndirectCommand {x, y, 1} covering the tiles
 #define VREN_RADIX_STATE_COUNT_GRID 5  // the same covering the count workgroups
 #define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
-#define VREN_RADIX_STATE_COPY_GRID 26  // the final copy's grid: the tiles', or none if not needed
 #define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
 
@@ -36,7 +35,6 @@
 #define VREN_RADIX_FLAG_NEVER_SKIP 16u    // scatter even if every key has the same digit
 #define VREN_RADIX_FLAG_INDIRECT 32u      // setup reads the count from count_address
 #define VREN_RADIX_FLAG_VALUES 64u        // values move with the keys
-#define VREN_RADIX_FLAG_LAST_PASS 128u    // this pass decides where the result is (the copy's grid)
 
 #ifdef __cplusplus
 #include <cstddef>
@@ -61,9 +59,8 @@ struct PassConstants {
   uint32_t bin_flip;
   uint32_t pad0;
 };
-static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_COPY_GRID,
-              "the parity of every pass and of the result fit before the copy grid");
-static_assert(VREN_RADIX_STATE_COPY_GRID + 3 <= VREN_RADIX_STATE_TOTALS, "the copy grid fits before the totals");
+static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_TOTALS,
+              "the parity of every pass and of the result fit before the totals");
 static_assert(sizeof(PassConstants) == 96, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");
 }  // namespace vren::radix::detail
