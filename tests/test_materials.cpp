@@ -414,9 +414,10 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path with many chunks per scan threa
 }
 
 // The fast path unrolls min_rounds rounds per thread: odd and large counts, and workgroups of
-// one and of several subgroups.
+// one and of several subgroups; at 512 threads the scan's narrowest width is the tuning's.
 TEST_CASE_FIXTURE(GpuTest, "materials: fast path tunings") {
-  for (const MaterialTuning tuning : {MaterialTuning{32, 3}, MaterialTuning{64, 1}, MaterialTuning{128, 16}}) {
+  for (const MaterialTuning tuning :
+       {MaterialTuning{32, 3}, MaterialTuning{64, 1}, MaterialTuning{128, 16}, MaterialTuning{512, 2}}) {
     MaterialSorter* sorter = materialSorter(&tuning);
     const auto props = getMaterialSorterProperties(sorter);
     INFO("workgroup " << props.tuning.workgroup_size << ", rounds " << props.tuning.min_rounds);

@@ -119,7 +119,8 @@ struct MaterialSorter {
   // count and scatter per ID width kFastBits[i], for material counts up to 2^kFastBits[i].
   VkPipeline fast_count[kFastVariants] = {};
   VkPipeline fast_scan[kFastScanSizes] = {};
-  uint32_t fast_scan_size[kFastScanSizes] = {};  // their workgroup sizes
+  uint32_t fast_scan_size[kFastScanSizes] = {};  // their workgroup sizes, increasing
+  uint32_t fast_scan_count = 0;                  // distinct sizes (the tuning's may exceed 256)
   VkPipeline fast_scatter[kFastVariants] = {};
   MaterialSorterProperties properties{};
   uint32_t max_groups_y = 0;
@@ -240,11 +241,15 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   uint32_t pipeline_count = 3;
   if (fast_materials > 0) {
     for (uint32_t i = 0; i < kFastScanSizes; ++i) {
-      const uint32_t width = floorPow2(std::min(kFastScanWorkgroupSizes[i], facts.max_workgroup_size));
-      s->fast_scan_size[i] = std::max(width, tuning.workgroup_size);
-      pipelines[pipeline_count++] = {{vren_radix_materials_fast_scan_spv, sizeof(vren_radix_materials_fast_scan_spv),
-                                      fast_materials, s->fast_scan_size[i]},
-                                     &s->fast_scan[i]};
+      const uint32_t width = std::max(floorPow2(std::min(kFastScanWorkgroupSizes[i], facts.max_workgroup_size)),
+                                      tuning.workgroup_size);
+      const uint32_t n = s->fast_scan_count;
+      if (n > 0 && s->fast_scan_size[n - 1] == width) continue;
+      s->fast_scan_size[n] = width;
+      pipelines[pipeline_count++] = {
+          {vren_radix_materials_fast_scan_spv, sizeof(vren_radix_materials_fast_scan_spv), fast_materials, width},
+          &s->fast_scan[n]};
+      ++s->fast_scan_count;
     }
     // A variant per width, up to the first that holds fast_materials.
     for (uint32_t v = 0; v < kFastVariants && (v == 0 || (1u << kFastBits[v - 1]) < fast_materials); ++v) {
@@ -464,7 +469,7 @@ void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const Material
   while ((1u << kFastBits[v]) < info.material_count) ++v;
   recordStep(s, cmd, info, "vren_radix materials: count", s->fast_count[v], req.chunk_count, 1);
   uint32_t scan = 0;
-  while (scan + 1 < kFastScanSizes && s->fast_scan_size[scan] * kFastScanChunksPerThread < req.chunk_count) ++scan;
+  while (scan + 1 < s->fast_scan_count && s->fast_scan_size[scan] * kFastScanChunksPerThread < req.chunk_count) ++scan;
   recordStep(s, cmd, info, "vren_radix materials: scan", s->fast_scan[scan], info.material_count, 2);
   timestamp(s, cmd, info, 3);
   recordStep(s, cmd, info, "vren_radix materials: scatter", s->fast_scatter[v], req.chunk_count, 4, true);
