@@ -1,7 +1,7 @@
 #version 460
 // Sort epilogue: skipped passes leave the data in the other ping-pong buffer than the pass count
 // predicts; this pass moves it to where the API says the result is. A small grid striding over
-// the words, dispatched directly: when nothing was skipped (or an even number of passes was)
+// the keys, dispatched directly: when nothing was skipped (or an even number of passes was)
 // every workgroup returns at once, and no barrier waits on a grid written by the passes.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"

@@ -31,7 +31,7 @@
 //   s_round_bins      64 S K   per-round bin counts of each subgroup, then each round's start
 //   s_subgroup_bins   64 S     per-subgroup bin counts, then each subgroup's start in each bin
 //   s_bin_*, s_digit,         tile totals and starts, global destination bases, digit totals,
-//   s_groups_before   320      the earlier groups' counts (scan in the scatter), a skip flag
+//   s_groups_before   324      the earlier groups' counts (scan in the scatter), a skip flag
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
