@@ -113,7 +113,8 @@ void main() {
 
   // 0. Step 3's global inputs, loaded first so that their latency hides behind the ranking: the
   //    digit totals, and this tile's offset per bin from the scan, which covered whole count
-  //    groups, plus the counts of the group's tiles before this one.
+  //    groups, plus the counts of the group's tiles before this one. Without a scan pass the
+  //    totals and the earlier groups' sums come from sum_group_rows() instead, into shared memory.
   uint group_offset = 0u;
   if (SCAN_IN_SCATTER) {
     if (thread < BINS) group_offset = earlier_tiles_count(thread, tile, COUNT_TILES);

@@ -85,6 +85,14 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
 
 uint32_t tileSize() { return getSorterProperties(context().sorter()).tile_size; }
 
+// Uniform keys whose bits outside `varying_mask` are those of 0x12345678: every pass whose
+// digit lies outside the mask can be skipped.
+std::vector<uint32_t> keysVaryingIn(uint32_t n, uint32_t varying_mask) {
+  std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
+  for (auto& k : keys) k = (k & varying_mask) | (0x12345678u & ~varying_mask);
+  return keys;
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(GpuTest, "keys and pairs at edge sizes around the tile") {
@@ -213,8 +221,7 @@ TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only"
   // with 4-bit digits), and the data ends in the other ping-pong buffer than the pass count
   // predicts unless the final copy moves it.
   for (uint32_t varying_mask : {0x00F00F00u, 0x0000F000u, 0xF0000000u, 0x0000000Fu, 0u}) {
-    std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
-    for (auto& k : keys) k = (k & varying_mask) | (0x12345678u & ~varying_mask);
+    const std::vector<uint32_t> keys = keysVaryingIn(n, varying_mask);
     checkSort(context(), keys, true, {}, "mask " + std::to_string(varying_mask));
     SortOptions o;
     o.begin_bit = 4;
@@ -385,8 +392,7 @@ TEST_CASE_FIXTURE(GpuTest, "the scan in a pass of its own, and inside the scatte
       for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
         checkSort(ctx, makeKeys(n, d, rng()), n % 2 == 1, {}, name(d));
       for (uint32_t varying_mask : {0x00F00F00u, 0xF0000000u}) {
-        std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
-        for (auto& k : keys) k = (k & varying_mask) | (0x12345678u & ~varying_mask);
+        const std::vector<uint32_t> keys = keysVaryingIn(n, varying_mask);
         SortOptions o;
         o.begin_bit = 4;
         o.end_bit = 24;  // an odd pass count
