@@ -134,16 +134,22 @@ void main() {
   const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
-  // (bin << 16) | rank within the segment (ranks are below TILE_SIZE <= 32768, tuning.cpp's
-  // kMaxTileSize): phases 2 and 4 read the bin here instead of computing it from the key again.
+  // The key's bin, then (bin << 16) | rank within the segment (ranks are below TILE_SIZE <=
+  // 32768, tuning.cpp's kMaxTileSize): phases 2 and 4 read the bin here instead of computing it
+  // from the key again.
   uint ranks[KEYS_PER_THREAD];
+  // Every load is issued before the first ballot: the compiler does not move loads across the
+  // subgroup operations and shared stores of a round.
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
     const bool valid = slot < tile_keys;
     keys[i] = valid ? load_key(keys_in, tile_begin + slot) : NO_KEY;
     if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (valid ? values_in.data[tile_begin + slot] : 0u);
     // Slots past the end take the last bin: behind every real key of the tile, never written.
-    const uint bin = valid ? bin_of(keys[i]) : PADDING_BIN;
+    ranks[i] = valid ? bin_of(keys[i]) : PADDING_BIN;
+  }
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint bin = ranks[i];
     const uvec4 peers = peers_of(bin, true);
     const uint rank = subgroupBallotExclusiveBitCount(peers);
     if (rank == 0u) s_round_bins[round_bins + i * BINS + bin] = subgroupBallotBitCount(peers);
