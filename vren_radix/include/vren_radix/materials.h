@@ -28,10 +28,10 @@
 //   // barrier: COMPUTE_SHADER / SHADER_WRITE -> DRAW_INDIRECT / INDIRECT_COMMAND_READ and
 //   //          COMPUTE_SHADER / SHADER_READ; then one vkCmdDispatchIndirect per material
 //
-// Device requirements: as vren_radix.h (Vulkan 1.2, bufferDeviceAddress, subgroup basic and
-// arithmetic operations in compute shaders), plus subgroup ballot. Any subgroup size from 4 to
-// 128 works. The fast path (MaterialSorterProperties::fast_material_count) also needs subgroup
-// shuffles; without them every material count takes the general path.
+// Device requirements: as vren_radix.h (Vulkan 1.2, bufferDeviceAddress, subgroup basic,
+// arithmetic and ballot operations in compute shaders). Any subgroup size from 4 to 128 works.
+// The fast path (MaterialSorterProperties::fast_material_count) also needs subgroup shuffles;
+// without them every material count takes the general path.
 #pragma once
 
 #include <cstdint>

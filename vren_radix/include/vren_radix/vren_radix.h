@@ -12,7 +12,7 @@
 //   // barrier: COMPUTE_SHADER / SHADER_WRITE -> your stage; sorted keys are in result.keys
 //
 // Device requirements: Vulkan 1.2, the bufferDeviceAddress feature enabled, and subgroup
-// basic + arithmetic operations in compute shaders. Any subgroup size works.
+// basic, arithmetic and ballot operations in compute shaders. Any subgroup size works.
 #pragma once
 
 #include <cstdint>
@@ -62,8 +62,8 @@ struct SorterCreateInfo {
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   const VkAllocationCallbacks* allocator = nullptr;
   // Set when the device was created with the subgroupSizeControl and computeFullSubgroups
-  // features (Vulkan 1.3 or VK_EXT_subgroup_size_control). The sorter then pins the subgroup
-  // size: required_subgroup_size if non-zero, else the device's largest.
+  // features of Vulkan 1.3. The sorter then pins the subgroup size: required_subgroup_size if
+  // non-zero, else the device's largest. Ignored on devices older than Vulkan 1.3.
   bool subgroup_size_control_enabled = false;
   uint32_t required_subgroup_size = 0;
   // Null: chosen from the device (see tuning.cpp). Clamped to the device's limits.
