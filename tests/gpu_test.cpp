@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include <doctest/doctest.h>

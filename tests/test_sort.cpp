@@ -378,7 +378,6 @@ TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max") {
   }
 }
 
-
 TEST_CASE_FIXTURE(GpuTest, "the scan in a pass of its own, and inside the scatter up to its tile limit") {
   // Sorts of few tiles fold the scan into the scatter, so the other cases' small sorts take that
   // path. Here the scan runs in its own pass at every size (limit 0), and the limit falls

@@ -498,12 +498,14 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     timestamp(every_dispatch);
     computeToComputeBarrier(s, cmd);
 
-    if (!scan_in_scatter) {
+    if (scan_in_scatter) {
+      timestamp(every_dispatch);  // no scan pass: an empty interval keeps the timestamp layout fixed
+    } else {
       s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
       s->fn.cmdDispatch(cmd, detail::binCount(p.tuning), 1, 1);
+      timestamp(every_dispatch);
+      computeToComputeBarrier(s, cmd);
     }
-    timestamp(every_dispatch);  // without a scan pass, an empty interval: the layout stays fixed
-    if (!scan_in_scatter) computeToComputeBarrier(s, cmd);
 
     const ScatterPipelines& set = scan_in_scatter ? p.scanning_scatter : p.scatter;
     const VkPipeline scatter = with_values ? (signed_order ? set.pairs_mapped : set.pairs)
