@@ -5,10 +5,21 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <vulkan/vulkan.h>
 
 namespace vren::radix::detail {
+
+// Small helpers every module shares.
+inline uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+inline bool isPow2(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
+uint32_t floorPow2(uint32_t v);  // the largest power of two <= v; 0 for 0
+// A refusal: `message` into *why (if given), `code` returned.
+inline VkResult fail(std::string* why, std::string_view message, VkResult code) {
+  if (why) *why = message;
+  return code;
+}
 
 // Every device-level entry point the library uses.
 struct DeviceFunctions {

@@ -64,21 +64,10 @@ constexpr uint32_t kFastScanSizes = std::size(kFastScanWorkgroupSizes);
 constexpr uint32_t kFastScanChunksPerThread = 4;
 
 using detail::DeviceFunctions;
-
-uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
-
-uint32_t floorPow2(uint32_t v) {
-  uint32_t p = 1;
-  while (p <= v / 2) p *= 2;
-  return v == 0 ? 0 : p;
-}
-
-bool isPow2(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
-VkResult fail(std::string* why, const char* message, VkResult code) {
-  if (why) *why = message;
-  return code;
-}
+using detail::divCeil;
+using detail::fail;
+using detail::floorPow2;
+using detail::isPow2;
 
 using detail::DeviceFacts;
 

@@ -31,7 +31,8 @@ constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
 using detail::DeviceFunctions;
-
+using detail::divCeil;
+using detail::fail;
 
 // The scatters of one key width: keys alone or with values, and for 32-bit keys the same with
 // the signed / float order map (the first two go without).
@@ -55,13 +56,6 @@ struct KeyPipelines {
   ScatterPipelines scanning_scatter;
   VkPipeline copy = VK_NULL_HANDLE;
 };
-
-uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
-
-VkResult fail(std::string* why, const char* message, VkResult code) {
-  if (why) *why = message;
-  return code;
-}
 
 }  // namespace
 
@@ -403,8 +397,6 @@ void beginLabel(const Sorter* s, VkCommandBuffer cmd, const char* name) {
 void endLabel(const Sorter* s, VkCommandBuffer cmd) {
   if (s->fn.cmdEndDebugUtilsLabel) s->fn.cmdEndDebugUtilsLabel(cmd);
 }
-
-
 
 // A 2D grid of at least `groups` workgroups, at most max_x wide: radix_setup.comp's write_grid().
 struct Grid {

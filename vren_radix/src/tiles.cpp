@@ -7,7 +7,6 @@
 #include "device.h"
 #include "spirv/tiles_pack.h"
 #include "tiles_shared.h"
-#include "tuning.h"
 
 namespace vren::radix {
 namespace {
@@ -23,20 +22,14 @@ constexpr VkDeviceSize kAlignment = 4;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
 using detail::DeviceFunctions;
-
-VkResult fail(std::string* why, const std::string& message, VkResult code) {
-  if (why) *why = message;
-  return code;
-}
-
-bool isPowerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
-uint32_t divCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+using detail::divCeil;
+using detail::fail;
+using detail::isPow2;
 
 uint64_t alignUp(uint64_t n, uint32_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 VkResult checkParameters(const TilePackerCreateInfo& info, std::string* why) {
-  if (!isPowerOfTwo(info.tile_size) || info.tile_size < kMinTileSize || info.tile_size > kMaxTileSize)
+  if (!isPow2(info.tile_size) || info.tile_size < kMinTileSize || info.tile_size > kMaxTileSize)
     return fail(why,
                 "tile_size is " + std::to_string(info.tile_size) + "; it must be a power of two from " +
                     std::to_string(kMinTileSize) + " to " + std::to_string(kMaxTileSize) + ".",
@@ -46,12 +39,12 @@ VkResult checkParameters(const TilePackerCreateInfo& info, std::string* why) {
                 "container_count is " + std::to_string(info.container_count) + "; it must be from 1 to " +
                     std::to_string(kMaxTileContainers) + ".",
                 VK_ERROR_INITIALIZATION_FAILED);
-  if (!isPowerOfTwo(info.alignment) || info.alignment > kMaxTileAlignment)
+  if (!isPow2(info.alignment) || info.alignment > kMaxTileAlignment)
     return fail(why,
                 "alignment is " + std::to_string(info.alignment) + "; it must be a power of two from 1 to " +
                     std::to_string(kMaxTileAlignment) + ".",
                 VK_ERROR_INITIALIZATION_FAILED);
-  if (info.workgroup_size != 0 && !isPowerOfTwo(info.workgroup_size))
+  if (info.workgroup_size != 0 && !isPow2(info.workgroup_size))
     return fail(why, "workgroup_size is " + std::to_string(info.workgroup_size) + "; it must be 0 or a power of two.",
                 VK_ERROR_INITIALIZATION_FAILED);
   return VK_SUCCESS;

@@ -17,8 +17,6 @@ constexpr uint32_t kCountTiles = 4;
 
 TuningConfig defaultTuning(uint32_t vendor_id);
 
-uint32_t floorPow2(uint32_t v);
-
 // Shared memory of the scatter pass (radix_scatter.comp's map), the largest of the passes, for
 // keys of key_words 32-bit words.
 uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, bool with_values, uint32_t key_words);
