@@ -14,7 +14,12 @@ namespace vren::radix::detail {
 // Small helpers every module shares.
 inline uint32_t divCeil(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 inline bool isPow2(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
-uint32_t floorPow2(uint32_t v);  // the largest power of two <= v; 0 for 0
+// The largest power of two <= v; 0 for 0.
+inline uint32_t floorPow2(uint32_t v) {
+  uint32_t p = 1;
+  while (p <= v / 2) p *= 2;
+  return v == 0 ? 0 : p;
+}
 // A refusal: `message` into *why (if given), `code` returned.
 inline VkResult fail(std::string* why, std::string_view message, VkResult code) {
   if (why) *why = message;

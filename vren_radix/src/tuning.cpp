@@ -19,12 +19,6 @@ constexpr TuningConfig kNvidia = {256, 4};
 
 }  // namespace
 
-uint32_t floorPow2(uint32_t v) {
-  uint32_t p = 1;
-  while (p <= v / 2) p *= 2;
-  return v == 0 ? 0 : p;
-}
-
 TuningConfig defaultTuning(uint32_t vendor_id) {
   return vendor_id == kVendorNvidia ? kNvidia : kDefault;
 }
