@@ -288,8 +288,8 @@ struct Tool {
   }
 
   PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots,
-                                bool scan_in_scatter = false) const {
-    std::vector<uint32_t> c(VREN_RADIX_SPEC_SCAN_IN_SCATTER + 1);
+                                bool lookback = false) const {
+    std::vector<uint32_t> c(VREN_RADIX_SPEC_POLL_BUDGET + 1);
     c[VREN_RADIX_SPEC_WORKGROUP_SIZE] = t.workgroup_size;
     c[VREN_RADIX_SPEC_KEYS_PER_THREAD] = t.keys_per_thread;
     c[VREN_RADIX_SPEC_MAX_SUBGROUPS] = std::max(1u, t.workgroup_size / facts.min_subgroup_size);
@@ -297,7 +297,9 @@ struct Tool {
     c[VREN_RADIX_SPEC_COUNT_TILES] = detail::kCountTiles;
     c[VREN_RADIX_SPEC_KEY_MAP] = VK_FALSE;
     c[VREN_RADIX_SPEC_DIGIT_BITS] = t.digit_bits;
-    c[VREN_RADIX_SPEC_SCAN_IN_SCATTER] = scan_in_scatter ? VK_TRUE : VK_FALSE;
+    c[VREN_RADIX_SPEC_LOOKBACK] = lookback ? VK_TRUE : VK_FALSE;
+    c[VREN_RADIX_SPEC_POLL_ATOMIC] = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY ? VK_TRUE : VK_FALSE;
+    c[VREN_RADIX_SPEC_POLL_BUDGET] = t.lookback_poll_budget;
     return {pipelineName(pass, {t.workgroup_size, t.keys_per_thread, t.digit_bits}), shader, c};
   }
 
@@ -312,9 +314,12 @@ struct Tool {
       report(radixPipeline(wide ? "radix_scatter_wide_keys" : "radix_scatter_keys", scatter, t, 1));
       report(radixPipeline(wide ? "radix_scatter_wide_pairs" : "radix_scatter_pairs", scatter, pairs,
                            t.workgroup_size * t.keys_per_thread));
-      if (t.scan_in_scatter_max_tiles > 0) {  // the scatters that do the scan's work (few tiles)
-        report(radixPipeline("radix_scanning_scatter_keys", scatter, t, 1, true));
-        report(radixPipeline("radix_scanning_scatter_pairs", scatter, pairs, t.workgroup_size * t.keys_per_thread, true));
+      const TuningConfig lookback = detail::lookbackTuning(asked, facts, 1);
+      if (lookback.lookback_max_count > 0) {  // small sorts' scatters: one dispatch per pass
+        const Spirv wide_scatter = spirv(vren_radix_scatter_wide_spv);
+        const uint32_t tile = lookback.workgroup_size * lookback.keys_per_thread;
+        report(radixPipeline("radix_lookback_scatter_keys", wide_scatter, lookback, 1, true));
+        report(radixPipeline("radix_lookback_scatter_pairs", wide_scatter, lookback, tile, true));
       }
       digit_widths.insert(t.digit_bits);
     }

@@ -438,11 +438,12 @@ int runDemo(int argc, char** argv) {
   if (json) {
     std::printf("{\"version\": %s, \"device\": {\"name\": %s, \"type\": %s, \"driver\": %s, \"subgroup_size\": %u}, "
                 "\"tuning\": {\"workgroup_size\": %u, \"keys_per_thread\": %u, \"digit_bits\": %u, "
-                "\"scan_in_scatter_max_tiles\": %u}, \"count\": %llu, "
+                "\"lookback_max_count\": %u, \"lookback_keys_per_thread\": %u}, \"count\": %llu, "
                 "\"repetitions\": %d, \"verified\": %s, \"runs\": [%s]}\n",
                 jsonString(VREN_RADIX_VERSION_STRING).c_str(), jsonString(d.name).c_str(), jsonString(d.type).c_str(),
                 jsonString(d.driver).c_str(), d.subgroup_size, props.tuning.workgroup_size,
-                props.tuning.keys_per_thread, props.tuning.digit_bits, props.tuning.scan_in_scatter_max_tiles,
+                props.tuning.keys_per_thread, props.tuning.digit_bits, props.tuning.lookback_max_count,
+                props.tuning.lookback_keys_per_thread,
                 static_cast<unsigned long long>(count),
                 kRepetitions,
                 jsonBool(all_ok).c_str(), json_runs.c_str());

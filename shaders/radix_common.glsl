@@ -44,6 +44,11 @@ uint tile_offset(uint bin, uint tile, uint count_tiles) {
   return offset + earlier_tiles_count(bin, tile, count_tiles);
 }
 
+// Look-back sorts: pass p's digit totals, from the histogram, and the word `tile` publishes for
+// `bin` in set `set` (pass parity).
+uint pass_totals_at(uint pass, uint bin) { return VREN_RADIX_LOOKBACK_TOTALS + pass * BINS + bin; }
+uint lookback_at(uint set, uint tile, uint bin) { return VREN_RADIX_LOOKBACK_WORDS + (set * tile_count() + tile) * BINS + bin; }
+
 // Sets the input parity of pass p + 1; after the last pass, where the result is.
 void set_next_parity(uint next_parity) { pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = next_parity; }
 
@@ -84,7 +89,8 @@ uint bits_from(Key key, uint shift) {
 #endif
 
 // Descending order reverses the bins: digit_mask - digit, as an XOR with the all-ones mask.
-uint bin_of(Key key) { return (bits_from(key, pc.shift) & pc.digit_mask) ^ pc.bin_flip; }
+uint bin_at(Key key, uint shift, uint digit_mask, uint bin_flip) { return (bits_from(key, shift) & digit_mask) ^ bin_flip; }
+uint bin_of(Key key) { return bin_at(key, pc.shift, pc.digit_mask, pc.bin_flip); }
 
 // Lanes of this subgroup whose bin equals this lane's, among the lanes that vote (bits past the
 // subgroup size are junk; the ballot bit counts ignore them).

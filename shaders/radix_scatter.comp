@@ -18,11 +18,6 @@
 // of one bin come from consecutive threads to consecutive addresses.
 // A pass the scan marked as skipped (one bin holds every key) returns at once.
 //
-// Sorts of few tiles run no scan pass (the SCAN_IN_SCATTER pipelines): every workgroup sums
-// the count groups' rows itself, the digit totals and the groups before its own, and finds a
-// skipped pass from the totals. That reads bins x groups words per tile, which is cheaper than a
-// dependent dispatch only while the groups are few (TuningConfig::scan_in_scatter_max_tiles).
-//
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_keys            4 W T    the tile in bin order (keys only, or 64-bit keys)
 //   s_values          4 T      their values (64-bit keys; VALUE_SLOTS = 1 when sorting keys only)
@@ -30,8 +25,7 @@
 //                              phases 4 and 5 move each with one 8-byte access
 //   s_round_bins      64 S K   per-round bin counts of each subgroup, then each round's start
 //   s_subgroup_bins   64 S     per-subgroup bin counts, then each subgroup's start in each bin
-//   s_bin_*, s_digit,         tile totals and starts, global destination bases, digit totals,
-//   s_groups_before   324      the earlier groups' counts (scan in the scatter), a skip flag
+//   s_bin_*, s_digit  256      tile totals and starts, global destination bases, digit totals
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
@@ -41,8 +35,6 @@ layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
 layout(constant_id = VREN_RADIX_SPEC_COUNT_TILES) const uint COUNT_TILES = 4;
-// A pipeline of its own, so that the scatter after a scan pass runs the code it ran before.
-layout(constant_id = VREN_RADIX_SPEC_SCAN_IN_SCATTER) const bool SCAN_IN_SCATTER = false;
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
 // Subgroups' counts of a bin loaded at once in step 3.
@@ -62,45 +54,12 @@ shared uint s_bin_total[BINS];        // the tile's keys per bin
 shared uint s_bin_start[BINS];        // where each bin starts inside the tile
 shared uint s_bin_destination[BINS];  // global index of tile slot 0 if it held this bin
 shared uint s_digit_total[BINS];      // the pass's digit totals
-shared uint s_groups_before[BINS];    // scan in the scatter: the earlier count groups' keys per bin
-shared bool s_skipped;                // scan in the scatter: one bin holds every key
-
-// The scan pass's work for this workgroup alone: per bin, the sum of every count group's keys
-// (the digit total) and of the groups before `group`. A subgroup per bin, its lanes striding
-// the bin's row, four loads in flight per lane.
-void sum_group_rows(uint group) {
-  const uint groups = group_count(COUNT_TILES);
-  const uint stride = 4u * gl_SubgroupSize;
-  for (uint bin = gl_SubgroupID; bin < BINS; bin += gl_NumSubgroups) {  // uniform per subgroup
-    const uint row = group_sums_at(bin, 0u, COUNT_TILES);
-    uint total = 0u, before = 0u;
-    for (uint first = gl_SubgroupInvocationID; first < groups; first += stride) {
-      uint sums[4];
-      [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        const uint g = first + i * gl_SubgroupSize;
-        sums[i] = g < groups ? pc.internal.data[row + g] : 0u;
-      }
-      [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        total += sums[i];
-        before += first + i * gl_SubgroupSize < group ? sums[i] : 0u;
-      }
-    }
-    total = subgroupAdd(total);
-    before = subgroupAdd(before);
-    if (subgroupElect()) {
-      s_digit_total[bin] = total;
-      s_groups_before[bin] = before;
-    }
-  }
-}
 
 void main() {
   const uint tile = tile_index();
   if (tile >= tile_count()) return;  // uniform per workgroup: the 2D grid's overhang
   const uint source = parity(pc.pass);
-  // Skipped (every key has the same digit), as the scan found; without a scan pass, tile 0 sets
-  // this word during this dispatch, so every workgroup decides from its own totals below.
-  if (!SCAN_IN_SCATTER && parity(pc.pass + 1u) == source) return;
+  if (parity(pc.pass + 1u) == source) return;  // skipped: every key has the same digit
   ReadUints keys_in = ReadUints(pc.keys[source]);
   ReadUints values_in = ReadUints(pc.values[source]);
   WriteUints keys_out = WriteUints(pc.keys[source ^ 1u]);
@@ -113,14 +72,9 @@ void main() {
 
   // 0. Step 3's global inputs, loaded first so that their latency hides behind the ranking: the
   //    digit totals, and this tile's offset per bin from the scan, which covered whole count
-  //    groups, plus the counts of the group's tiles before this one. Without a scan pass the
-  //    totals and the earlier groups' sums come from sum_group_rows() instead, into shared memory.
+  //    groups, plus the counts of the group's tiles before this one.
   uint group_offset = 0u;
-  if (SCAN_IN_SCATTER) {
-    if (thread < BINS) group_offset = earlier_tiles_count(thread, tile, COUNT_TILES);
-    if (thread == 0u) s_skipped = false;
-    sum_group_rows(tile / COUNT_TILES);
-  } else if (thread < BINS) {
+  if (thread < BINS) {
     s_digit_total[thread] = state(VREN_RADIX_STATE_TOTALS + thread);
     group_offset = tile_offset(thread, tile, COUNT_TILES);
   }
@@ -192,14 +146,8 @@ void main() {
       }
     }
     s_bin_total[lane_bin] = tile_total;
-    if (SCAN_IN_SCATTER && s_digit_total[lane_bin] == element_count() && (pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u)
-      s_skipped = true;
   }
-  barrier();  // bin totals and the skip flag visible to every thread
-  if (SCAN_IN_SCATTER && s_skipped) {  // uniform: the keys stay where they are for the next pass
-    if (tile == 0u && thread == 0u) set_next_parity(source);
-    return;
-  }
+  barrier();  // bin totals visible to every thread
   if (lane_bin < BINS) {
     uint tile_start = 0u, digit_base = 0u;
     [[unroll]] for (uint b = 0u; b < BINS; ++b) {
@@ -208,7 +156,6 @@ void main() {
       digit_base += lower ? s_digit_total[b] : 0u;
     }
     s_bin_start[lane_bin] = tile_start;
-    if (SCAN_IN_SCATTER) group_offset += s_groups_before[lane_bin];
     s_bin_destination[lane_bin] = digit_base + group_offset - tile_start;
   }
   barrier();  // starts and destinations visible to every thread

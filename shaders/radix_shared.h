@@ -17,7 +17,9 @@
 #define VREN_RADIX_SPEC_COUNT_TILES 4  // tiles counted by one count workgroup
 #define VREN_RADIX_SPEC_KEY_MAP 5      // 32-bit keys: apply the push constants' order map
 #define VREN_RADIX_SPEC_DIGIT_BITS 6   // 4 or 8
-#define VREN_RADIX_SPEC_SCAN_IN_SCATTER 7  // the scatter does the scan pass's work itself
+#define VREN_RADIX_SPEC_LOOKBACK 7     // 8-bit scatter: one dispatch per pass, decoupled look-back
+#define VREN_RADIX_SPEC_POLL_ATOMIC 8  // look-back: poll with atomic loads (else volatile loads)
+#define VREN_RADIX_SPEC_POLL_BUDGET 9  // look-back: TuningConfig::lookback_poll_budget
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
 // counts, tile-major: counts[tile * bins + bin], then the same summed over each count
@@ -29,12 +31,20 @@
 #define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
 #define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
+// Sorts with the look-back (8-bit digits) use the words after the state block otherwise:
+// every pass's digit totals, [pass * 256 + bin], then two sets (pass parity) of the words each
+// tile publishes per bin, [set][tile][bin].
+#define VREN_RADIX_LOOKBACK_PASSES 8  // 64-bit keys in 8-bit digits
+#define VREN_RADIX_LOOKBACK_TOTALS VREN_RADIX_STATE_WORDS
+#define VREN_RADIX_LOOKBACK_WORDS (VREN_RADIX_LOOKBACK_TOTALS + VREN_RADIX_LOOKBACK_PASSES * VREN_RADIX_MAX_BINS)
 
 // PassConstants.flags
 #define VREN_RADIX_FLAG_INDEX_VALUES 8u   // this pass takes each key's input index as its value
 #define VREN_RADIX_FLAG_NEVER_SKIP 16u    // scatter even if every key has the same digit
 #define VREN_RADIX_FLAG_INDIRECT 32u      // setup reads the count from count_address
 #define VREN_RADIX_FLAG_VALUES 64u        // values move with the keys
+#define VREN_RADIX_FLAG_DESCENDING 128u   // histogram: every pass's bins reversed
+#define VREN_RADIX_FLAG_LOOKBACK 256u     // setup: zero every pass's digit totals
 
 #ifdef __cplusplus
 #include <cstddef>
@@ -46,8 +56,8 @@ struct PassConstants {
   uint64_t internal;
   uint64_t count_address;  // cmdSortIndirect: the u32 count
   uint32_t count;          // the count, or for cmdSortIndirect the largest allowed
-  uint32_t pass;
-  uint32_t shift;
+  uint32_t pass;           // setup and histogram: the pass count
+  uint32_t shift;          // histogram: begin_bit
   uint32_t digit_mask;
   uint32_t flags;
   uint32_t max_groups_x;
@@ -57,7 +67,7 @@ struct PassConstants {
   uint32_t key_flip;
   uint32_t negative_flip;
   uint32_t bin_flip;
-  uint32_t pad0;
+  uint32_t end_bit;        // histogram: the sort's end_bit
 };
 static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_TOTALS,
               "the parity of every pass and of the result fit before the totals");
@@ -70,6 +80,9 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Uints { uint
 // use read-only loads.
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ReadUints { uint data[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer WriteUints { uint data[]; };
+// Words other workgroups of the same dispatch publish: every access reaches the memory they
+// write to (no stale cached copy, no load hoisted out of a polling loop).
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer PublishedUints { uint data[]; };
 // 16 bytes at a time; keys and values buffers are 16-byte aligned.
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ReadUvec4s { uvec4 data[]; };
 
@@ -88,7 +101,7 @@ layout(push_constant, std430) uniform PassConstants {
   uint key_flip;
   uint negative_flip;
   uint bin_flip;
-  uint pad0;
+  uint end_bit;
 } pc;
 #endif
 

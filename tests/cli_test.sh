@@ -209,11 +209,11 @@ grep -Eq '^vren-radix [0-9]+\.[0-9]+\.[0-9]+$' "$dir/stdout" || { echo "FAIL: --
 expect 0 "info --json" -- info --json
 python3 -c 'import json, sys; assert json.load(sys.stdin)["devices"]' <"$dir/stdout" || { echo "FAIL: info --json"; failures=$((failures + 1)); }
 expect 0 "demo --json" -- demo --count 5000 --profile --json
-python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["verified"] and len(o["runs"]) == 2 and o["tuning"]["scan_in_scatter_max_tiles"] > 0' <"$dir/stdout" || { echo "FAIL: demo --json"; failures=$((failures + 1)); }
+python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["verified"] and len(o["runs"]) == 2 and o["tuning"]["lookback_max_count"] >= 5000 and o["runs"][0]["profile"]["passes"] == 4' <"$dir/stdout" || { echo "FAIL: demo --json"; failures=$((failures + 1)); }
 expect 0 "demo --quiet" -- demo --count 5000 --quiet
 [ -s "$dir/stdout" ] && { echo "FAIL: demo --quiet printed to stdout"; failures=$((failures + 1)); }
 expect 0 "demo with 8-bit digits" -- demo --count 5000 --tuning 64x4x8 --profile --json
-python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["verified"] and o["tuning"]["digit_bits"] == 8 and o["tuning"]["scan_in_scatter_max_tiles"] == 0 and o["runs"][0]["profile"]["passes"] == 4' <"$dir/stdout" || { echo "FAIL: demo with 8-bit digits"; failures=$((failures + 1)); }
+python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["verified"] and o["tuning"]["digit_bits"] == 8 and o["runs"][0]["profile"]["passes"] == 4' <"$dir/stdout" || { echo "FAIL: demo with 8-bit digits"; failures=$((failures + 1)); }
 expect 0 "info --quiet" -- info --quiet
 [ -s "$dir/stdout" ] && { echo "FAIL: info --quiet printed to stdout"; failures=$((failures + 1)); }
 

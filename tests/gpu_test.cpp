@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,13 +46,21 @@ uint32_t testDigitBits() {
   return env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 4u;
 }
 
+// VREN_RADIX_TEST_LOOKBACK=0 runs the suites without the small sorts' look-back, so that every
+// sort takes the count, scan and scatter passes.
+bool testLookback() {
+  const char* env = std::getenv("VREN_RADIX_TEST_LOOKBACK");
+  return !env || std::strcmp(env, "0") != 0;
+}
+
 Context& context() {
   static std::unique_ptr<Context> ctx = [] {
     auto c = makeContext(nullptr);
-    if (testDigitBits() != getSorterProperties(c->sorter()).tuning.digit_bits) {
-      // The device's own tuning with the digit width asked for.
+    if (testDigitBits() != getSorterProperties(c->sorter()).tuning.digit_bits || !testLookback()) {
+      // The device's own tuning with the digit width and look-back asked for.
       TuningConfig tuning = getSorterProperties(c->sorter()).tuning;
       tuning.digit_bits = testDigitBits();
+      if (!testLookback()) tuning.lookback_max_count = 0;
       c.reset();
       c = makeContext(&tuning);
     }
@@ -76,11 +85,16 @@ Context& context() {
   return *ctx;
 }
 
-Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t scan_in_scatter_max_tiles) {
-  static std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::unique_ptr<Context>> contexts;
-  auto& slot = contexts[{workgroup_size, keys_per_thread, scan_in_scatter_max_tiles}];
+Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t lookback_max_count,
+                           uint32_t lookback_poll_budget) {
+  if (!testLookback()) lookback_max_count = 0;
+  static std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, std::unique_ptr<Context>> contexts;
+  auto& slot = contexts[{workgroup_size, keys_per_thread, lookback_max_count, lookback_poll_budget}];
   if (!slot) {
-    const TuningConfig tuning{workgroup_size, keys_per_thread, testDigitBits(), scan_in_scatter_max_tiles};
+    TuningConfig tuning{workgroup_size, keys_per_thread, testDigitBits()};
+    tuning.lookback_keys_per_thread = keys_per_thread;
+    tuning.lookback_max_count = lookback_max_count;
+    tuning.lookback_poll_budget = lookback_poll_budget;
     slot = makeContext(&tuning);
   }
   return *slot;

@@ -15,12 +15,17 @@ namespace vren::radix::test {
 Context& context();
 
 // A context with a given tuning (e.g. tiny tiles, so that every size across two tiles is cheap)
-// and the digit width of the run.
+// and the digit width of the run; the look-back on the same tile, as asked unless the run turns
+// it off.
 Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread,
-                           uint32_t scan_in_scatter_max_tiles = TuningConfig{}.scan_in_scatter_max_tiles);
+                           uint32_t lookback_max_count = TuningConfig{}.lookback_max_count,
+                           uint32_t lookback_poll_budget = TuningConfig{}.lookback_poll_budget);
 
 // The digit width the run tests: VREN_RADIX_TEST_DIGIT_BITS, 4 if unset.
 uint32_t testDigitBits();
+
+// Whether the run tests the small sorts' look-back: VREN_RADIX_TEST_LOOKBACK=0 turns it off.
+bool testLookback();
 
 // Validation messages received since the last call.
 std::vector<std::string> takeValidationMessages();

@@ -682,6 +682,15 @@ uint32_t tileOf(const TuningConfig& t) {
   return t.workgroup_size * t.keys_per_thread;
 }
 
+// Internal bytes per tile of the smaller tile, past the small sorts' look-back (whose published
+// words make the internal block of small counts larger): at 2^30 keys the per-tile counts
+// outweigh it whatever the tuning.
+constexpr uint32_t kPastLookback = 1u << 30;
+uint64_t internalPerTile(const Sorter* s, uint32_t tile) {
+  return getMemoryRequirements(s, kPastLookback + tile, false).internal_size -
+         getMemoryRequirements(s, kPastLookback, false).internal_size;
+}
+
 // What max_count must respect on a device with these limits: every buffer for max_count keys
 // of any type fits one allocation, every tile gets a workgroup of the 2D grid, and u32 element
 // indices do not wrap inside the last tile. It must also not give away more than half of what
@@ -705,9 +714,8 @@ void checkMaxCount(const Sorter* s, uint64_t max_allocation, uint32_t groups_x, 
   const uint64_t groups = uint64_t{groups_x} * groups_y;  // below 2^64; times a tile it may not be
   const uint64_t by_grid = groups > (uint64_t{1} << 40) ? UINT64_MAX : groups * tile_small;
   // The internal buffer: its words are indexed in u32 by the shaders.
-  const uint64_t internal_per_tile =
-      getMemoryRequirements(s, static_cast<uint32_t>(tile_small + 1), false).internal_size -
-      getMemoryRequirements(s, 1, false).internal_size;
+  const uint64_t internal_per_tile = internalPerTile(s, static_cast<uint32_t>(tile_small));
+  REQUIRE(internal_per_tile > 0);
   CHECK(getMemoryRequirements(s, props.max_count, false).internal_size <= (uint64_t{1} << 34));
   const uint64_t by_internal = std::min(max_allocation, uint64_t{1} << 34) / internal_per_tile * tile_small;
   const uint64_t tightest = std::min({max_allocation / 8, by_grid, uint64_t{1} << 31, by_internal});
@@ -715,14 +723,15 @@ void checkMaxCount(const Sorter* s, uint64_t max_allocation, uint32_t groups_x, 
 }
 
 // Exact sizes: count keys of the type's width in each ping-pong buffer, count u32 values, and
-// an internal block affine in the tile count of the smaller tile.
+// an internal block that never shrinks as the count grows, affine in the tile count of the
+// smaller tile past the look-back's reach.
 void checkRequirements(const Sorter* s, uint32_t count) {
   INFO("count " << count);
   const SorterProperties props = getSorterProperties(s);
   const uint64_t tile = std::min(tileOf(props.tuning), tileOf(props.tuning_u64));
-  const uint64_t one_tile = getMemoryRequirements(s, 1, false).internal_size;
-  const uint64_t per_tile = getMemoryRequirements(s, static_cast<uint32_t>(tile + 1), false).internal_size - one_tile;
+  const uint64_t per_tile = internalPerTile(s, static_cast<uint32_t>(tile));
   REQUIRE(per_tile > 0);
+  const uint64_t past_lookback = getMemoryRequirements(s, kPastLookback, false).internal_size;
   const uint64_t n = std::max(count, 1u);
   for (KeyType type : {KeyType::kU32, KeyType::kF32, KeyType::kU64}) {
     const uint64_t key_bytes = type == KeyType::kU64 ? 8 : 4;
@@ -732,7 +741,9 @@ void checkRequirements(const Sorter* s, uint32_t count) {
     CHECK(keys.values_temp_size == 0);
     CHECK(pairs.keys_temp_size == n * key_bytes);
     CHECK(pairs.values_temp_size == n * 4);
-    CHECK(keys.internal_size == one_tile + per_tile * (std::max<uint64_t>(1, divCeil(count, tile)) - 1));
+    if (count >= kPastLookback)
+      CHECK(keys.internal_size == past_lookback + per_tile * (divCeil(count, tile) - kPastLookback / tile));
+    CHECK(keys.internal_size >= getMemoryRequirements(s, count / 2, false, type).internal_size);
     CHECK(pairs.internal_size == keys.internal_size);
     CHECK(keys.internal_size % 4 == 0);
     CHECK(keys.alignment > 0);

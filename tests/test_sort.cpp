@@ -66,8 +66,14 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   }
   CHECK_MESSAGE(bad == n, "first mismatch at element " << bad << " of " << n);
   CHECK(stats.canaries_intact);
-  const uint32_t bits = getSorterProperties(ctx.sorter()).tuning.digit_bits;
-  REQUIRE(bits == testDigitBits());
+  const SorterProperties props = getSorterProperties(ctx.sorter());
+  REQUIRE(props.tuning.digit_bits == testDigitBits());
+  // Small sorts take the look-back, on 8-bit digits (TuningConfig::lookback_max_count); 64-bit
+  // keys here are too few to reach its tile limit.
+  const TuningConfig& tuning = o.key_type == KeyType::kU64 ? props.tuning_u64 : props.tuning;
+  const bool lookback = n <= tuning.lookback_max_count / (pairs ? 2 : 1) &&
+                        (o.key_type == KeyType::kU64 || n <= size_t{1024} * props.lookback_tile_size);
+  const uint32_t bits = lookback ? 8 : testDigitBits();
   const uint32_t passes = n == 0 ? 0 : (o.end_bit - o.begin_bit + bits - 1) / bits;
   CHECK(stats.passes == passes);
   CHECK(stats.result_in_temp == (passes % 2 == 1));
@@ -76,6 +82,7 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   asked.key_type = o.key_type;
   asked.begin_bit = o.begin_bit;
   asked.end_bit = o.end_bit;
+  if (pairs) asked.values.buffer = reinterpret_cast<VkBuffer>(uintptr_t{1});  // only whether there are values
   CHECK(getPassCount(ctx.sorter(), asked) == passes);
 }
 
@@ -341,7 +348,8 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
   }
   CHECK_MESSAGE(stable, "timeSorts did not return the stable sort of its input");
 
-  const uint32_t bits = getSorterProperties(ctx.sorter()).tuning.digit_bits;
+  // So few keys take the look-back (8-bit digits) unless the run turns it off.
+  const uint32_t bits = testLookback() ? 8 : testDigitBits();
   std::vector<std::vector<double>> steps;
   keys = input;
   std::vector<uint32_t> none;
@@ -378,24 +386,31 @@ TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max") {
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "the scan in a pass of its own, and inside the scatter up to its tile limit") {
-  // Sorts of few tiles fold the scan into the scatter, so the other cases' small sorts take that
-  // path. Here the scan runs in its own pass at every size (limit 0), and the limit falls
-  // between two sizes (5 tiles: 5 tiles fold, 5 tiles and a key do not). Skipped passes,
-  // argsort's first pass and GPU-side counts are decided in different shaders on the two paths.
-  for (uint32_t limit : {0u, 5u}) {
-    Context& ctx = contextWithTuning(256, 4, limit);
-    const uint32_t t = getSorterProperties(ctx.sorter()).tile_size;
+TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and the separate passes past it") {
+  // Small sorts take the look-back, so the other cases' small sorts run it (unless the run turns
+  // it off). Here its limit falls between two sizes: 5 tiles (pairs: half as many keys) take it,
+  // 5 tiles and a key do not; then it never waits (poll budget 0: each tile counts every earlier
+  // tile not yet published itself); then it is off. Skipped passes, argsort's first pass and
+  // GPU-side counts are decided in different shaders on the two paths.
+  const uint32_t t = getSorterProperties(contextWithTuning(256, 4).sorter()).lookback_tile_size;
+  REQUIRE((t > 0 || !testLookback()));
+  const uint32_t tile = std::max(t, 1u);
+  for (auto [limit, budget] : {std::pair{5 * tile, 4096u}, std::pair{5 * tile, 0u}, std::pair{0u, 4096u}}) {
+    Context& ctx = contextWithTuning(256, 4, limit, budget);
     CAPTURE(limit);
-    for (uint32_t n : {1u, t + 1, 5 * t, 5 * t + 1, 9 * t + 17}) {
+    CAPTURE(budget);
+    for (uint32_t n : {1u, tile + 1, 5 * tile / 2, 5 * tile / 2 + 1, 5 * tile, 5 * tile + 1, 9 * tile + 17}) {
       for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
         checkSort(ctx, makeKeys(n, d, rng()), n % 2 == 1, {}, name(d));
       for (uint32_t varying_mask : {0x00F00F00u, 0xF0000000u}) {
         const std::vector<uint32_t> keys = keysVaryingIn(n, varying_mask);
         SortOptions o;
         o.begin_bit = 4;
-        o.end_bit = 24;  // an odd pass count
+        o.end_bit = 24;  // an odd pass count in 4-bit digits
         checkSort(ctx, keys, true, o, "mask " + std::to_string(varying_mask));
+        o.begin_bit = 0;
+        o.end_bit = 12;  // two 8-bit passes, the last of 4 bits
+        checkSort(ctx, keys, false, o, "mask " + std::to_string(varying_mask));
         o.argsort = true;
         o.end_bit = 8;  // a constant digit in the first pass, which must still make the indices
         checkSort(ctx, keys, true, o, "mask " + std::to_string(varying_mask));
@@ -404,16 +419,18 @@ TEST_CASE_FIXTURE(GpuTest, "the scan in a pass of its own, and inside the scatte
       o.key_type = KeyType::kF32;
       o.descending = true;
       checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform f32");
+      o.key_type = KeyType::kI32;
+      checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, o, "uniform i32");
       o.key_type = KeyType::kU64;
       o.end_bit = 64;
       checkSort(ctx, makeKeys(2 * n, Distribution::kLowBits, rng()), true, o, "low-bits u64");
     }
-    for (uint32_t gpu_count : {0u, 1u, 5 * t, 5 * t + 1}) {
+    for (uint32_t gpu_count : {0u, 1u, 5 * tile / 2, 5 * tile}) {
       SortOptions o;
       o.gpu_count = true;
       o.gpu_count_value = gpu_count;
-      checkSort(ctx, makeKeys(5 * t, Distribution::kUniform, rng()), true, o, "uniform");
-      checkSort(ctx, makeKeys(9 * t, Distribution::kLowBits, rng()), false, o, "low-bits");
+      checkSort(ctx, makeKeys(5 * tile / 2, Distribution::kUniform, rng()), true, o, "uniform");
+      checkSort(ctx, makeKeys(5 * tile, Distribution::kLowBits, rng()), false, o, "low-bits");
     }
   }
 }

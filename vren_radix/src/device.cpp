@@ -53,6 +53,7 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
   VkPhysicalDeviceSubgroupSizeControlProperties size_control{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   getProperties2(physical_device, &properties);
   if (properties.properties.apiVersion < VK_API_VERSION_1_2)
@@ -60,7 +61,8 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
                   VK_ERROR_FEATURE_NOT_PRESENT);
   const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
   properties.pNext = &vk11;
-  if (has_size_control) vk11.pNext = &size_control;
+  vk11.pNext = &driver;
+  if (has_size_control) driver.pNext = &size_control;
   getProperties2(physical_device, &properties);
   const VkPhysicalDeviceLimits& l = properties.properties.limits;
 
@@ -78,6 +80,7 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
 
   DeviceFacts& d = *facts;
   d.vendor_id = properties.properties.vendorID;
+  d.driver_id = driver.driverID;
   d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = vk11.subgroupSize;
   d.subgroup_operations = vk11.subgroupSupportedOperations;
   if (has_size_control) {

@@ -62,6 +62,7 @@ struct DeviceRequest {
 
 struct DeviceFacts {
   uint32_t vendor_id = 0;
+  VkDriverId driver_id = {};
   VkSubgroupFeatureFlags subgroup_operations = 0;  // all the device has, not only those requested
   uint32_t subgroup_size = 0;           // what the passes run at
   uint32_t required_subgroup_size = 0;  // 0: not pinned

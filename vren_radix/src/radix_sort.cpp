@@ -9,6 +9,8 @@
 #include "spirv/radix_copy_u64.h"
 #include "spirv/radix_count.h"
 #include "spirv/radix_count_u64.h"
+#include "spirv/radix_histogram.h"
+#include "spirv/radix_histogram_u64.h"
 #include "spirv/radix_scan.h"
 #include "spirv/radix_scatter.h"
 #include "spirv/radix_scatter_u64.h"
@@ -26,6 +28,10 @@ constexpr uint32_t kMaxScanWorkgroupSize = 1024;
 // The final copy's grid at most (its workgroups stride over the keys): enough to fill a GPU,
 // few enough that returning at once costs nothing.
 constexpr uint32_t kCopyWorkgroups = 1024;
+// The histogram's grid at most (radix_histogram.comp: 15 keys per thread and batch), and so its
+// global atomics: passes x 256 per workgroup at most.
+constexpr uint32_t kHistogramWorkgroups = 1024;
+constexpr uint32_t kHistogramBatch = 15;
 using detail::kCountTiles;
 constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
@@ -52,9 +58,17 @@ struct KeyPipelines {
   VkPipeline count = VK_NULL_HANDLE;
   VkPipeline count_mapped = VK_NULL_HANDLE;
   ScatterPipelines scatter;
-  // Sorts of at most tuning.scan_in_scatter_max_tiles tiles: scatters that do the scan's work.
-  ScatterPipelines scanning_scatter;
   VkPipeline copy = VK_NULL_HANDLE;
+  // Small sorts (TuningConfig::lookback_max_count): a setup for their own tile, the histogram
+  // of every pass, and the 8-bit scatters with the look-back.
+  struct Lookback {
+    TuningConfig tuning{};  // lookback_max_count 0: not on this device
+    uint32_t tile_size = 0;
+    VkPipeline setup = VK_NULL_HANDLE;
+    VkPipeline histogram = VK_NULL_HANDLE;
+    VkPipeline histogram_mapped = VK_NULL_HANDLE;
+    ScatterPipelines scatter;
+  } lookback;
 };
 
 }  // namespace
@@ -82,95 +96,118 @@ struct PipelineSpec {
   uint32_t value_slots;
   uint32_t digit_bits;
   bool key_map = false;
-  bool scan_in_scatter = false;
+  bool lookback = false;
+  bool poll_atomic = true;
+  uint32_t poll_budget = 0;
 };
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
   const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups,
                              spec.value_slots,    kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE,
-                             spec.digit_bits,     spec.scan_in_scatter ? VK_TRUE : VK_FALSE};
+                             spec.digit_bits,     spec.lookback ? VK_TRUE : VK_FALSE,
+                             spec.poll_atomic ? VK_TRUE : VK_FALSE, spec.poll_budget};
   const VkSpecializationMapEntry entries[] = {
       {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
       {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},  {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
       {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},   {VREN_RADIX_SPEC_KEY_MAP, 20, 4},
-      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},    {VREN_RADIX_SPEC_SCAN_IN_SCATTER, 28, 4},
+      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},    {VREN_RADIX_SPEC_LOOKBACK, 28, 4},
+      {VREN_RADIX_SPEC_POLL_ATOMIC, 32, 4},   {VREN_RADIX_SPEC_POLL_BUDGET, 36, 4},
   };
   const VkSpecializationInfo specialization{static_cast<uint32_t>(std::size(entries)), entries, sizeof(values), values};
-  // The single-thread setup pass cannot be a full subgroup; it uses no subgroup operations.
-  const bool single_thread = spec.code == vren_radix_setup_spv;
+  // The setup pass, 64 threads, may not be a whole subgroup; it uses no subgroup operations.
+  const bool setup = spec.code == vren_radix_setup_spv;
   return detail::createComputePipeline(
       s.fn, s.device, s.allocator,
-      {spec.code, spec.code_size, &specialization, s.layout, cache, single_thread ? 0 : required_subgroup_size}, out);
+      {spec.code, spec.code_size, &specialization, s.layout, cache, setup ? 0 : required_subgroup_size}, out);
 }
 
 VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detail::DeviceFacts& limits,
                             uint32_t required_subgroup_size, uint32_t key_words, KeyPipelines& out) {
-  const TuningConfig tuning = out.tuning;
-  const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / limits.min_subgroup_size);
-  const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
-  out.tile_size = tile;
   const bool wide = key_words == 2;
-  const uint32_t bits = tuning.digit_bits;
-  const PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), tuning.workgroup_size,
-                           tuning.keys_per_thread, 1, 1, bits};
-  const PipelineSpec count{wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
-                           wide ? sizeof(vren_radix_count_u64_spv) : sizeof(vren_radix_count_spv),
-                           tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1, bits};
+  auto maxSubgroups = [&](const TuningConfig& t) { return std::max(1u, t.workgroup_size / limits.min_subgroup_size); };
+  // A pass's pipeline for a tuning.
+  auto spec = [&](const uint32_t* code, size_t code_size, const TuningConfig& t) {
+    return PipelineSpec{code, code_size, t.workgroup_size, t.keys_per_thread, maxSubgroups(t), 1, t.digit_bits};
+  };
+  auto setupSpec = [&](const TuningConfig& t) {
+    PipelineSpec setup = spec(vren_radix_setup_spv, sizeof(vren_radix_setup_spv), t);
+    setup.max_subgroups = 1;
+    return setup;
+  };
   // 256 bins rank with running counts (radix_scatter_wide.comp), 16 with per-round counts.
-  const bool wide_digits = detail::binCount(tuning) > 16;
-  const PipelineSpec scatter_keys{
-      wide ? (wide_digits ? vren_radix_scatter_wide_u64_spv : vren_radix_scatter_u64_spv)
-           : (wide_digits ? vren_radix_scatter_wide_spv : vren_radix_scatter_spv),
-      wide ? (wide_digits ? sizeof(vren_radix_scatter_wide_u64_spv) : sizeof(vren_radix_scatter_u64_spv))
-           : (wide_digits ? sizeof(vren_radix_scatter_wide_spv) : sizeof(vren_radix_scatter_spv)),
-      tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1, bits};
-  // The same tile, possibly over more threads; values take a shared slot per key.
-  const TuningConfig pairs = detail::pairsScatterShape(tuning, limits, key_words);
-  PipelineSpec scatter_pairs = scatter_keys;
-  scatter_pairs.workgroup_size = pairs.workgroup_size;
-  scatter_pairs.keys_per_thread = pairs.keys_per_thread;
-  scatter_pairs.max_subgroups = std::max(1u, pairs.workgroup_size / limits.min_subgroup_size);
-  scatter_pairs.value_slots = tile;
-  const PipelineSpec copy{wide ? vren_radix_copy_u64_spv : vren_radix_copy_spv,
-                          wide ? sizeof(vren_radix_copy_u64_spv) : sizeof(vren_radix_copy_spv),
-                          tuning.workgroup_size, tuning.keys_per_thread, max_subgroups, 1, bits};
-  auto create = [&](const PipelineSpec& spec, VkPipeline* pipeline) {
-    return createPipeline(s, info.pipeline_cache, spec, required_subgroup_size, pipeline);
+  auto scatterSpec = [&](const TuningConfig& t) {
+    const bool wide_digits = detail::binCount(t) > 16;
+    return spec(wide ? (wide_digits ? vren_radix_scatter_wide_u64_spv : vren_radix_scatter_u64_spv)
+                     : (wide_digits ? vren_radix_scatter_wide_spv : vren_radix_scatter_spv),
+                wide ? (wide_digits ? sizeof(vren_radix_scatter_wide_u64_spv) : sizeof(vren_radix_scatter_u64_spv))
+                     : (wide_digits ? sizeof(vren_radix_scatter_wide_spv) : sizeof(vren_radix_scatter_spv)),
+                t);
   };
-  auto mapped = [](PipelineSpec spec) {
-    spec.key_map = true;
-    return spec;
+  // The same tile as `keys`, possibly over the threads of `pairs`; values take a shared slot per key.
+  auto pairsSpec = [&](PipelineSpec keys, const TuningConfig& pairs) {
+    keys.value_slots = keys.workgroup_size * keys.keys_per_thread;
+    keys.workgroup_size = pairs.workgroup_size;
+    keys.keys_per_thread = pairs.keys_per_thread;
+    keys.max_subgroups = maxSubgroups(pairs);
+    return keys;
   };
-  auto scanning = [](PipelineSpec spec) {
-    spec.scan_in_scatter = true;
-    return spec;
+  auto create = [&](const PipelineSpec& pipeline_spec, VkPipeline* pipeline) {
+    return createPipeline(s, info.pipeline_cache, pipeline_spec, required_subgroup_size, pipeline);
+  };
+  auto mapped = [](PipelineSpec map_spec) {
+    map_spec.key_map = true;
+    return map_spec;
   };
   // 64-bit keys are unsigned: no order map.
-  auto createScatters = [&](bool scan_in_scatter, ScatterPipelines* set) {
-    const PipelineSpec keys = scan_in_scatter ? scanning(scatter_keys) : scatter_keys;
-    const PipelineSpec with_values = scan_in_scatter ? scanning(scatter_pairs) : scatter_pairs;
+  auto createScatters = [&](const PipelineSpec& keys, const PipelineSpec& with_values, ScatterPipelines* set) {
     VkResult r = create(keys, &set->keys);
     if (r == VK_SUCCESS) r = create(with_values, &set->pairs);
     if (r == VK_SUCCESS && !wide) r = create(mapped(keys), &set->keys_mapped);
     if (r == VK_SUCCESS && !wide) r = create(mapped(with_values), &set->pairs_mapped);
     return r;
   };
-  out.pairs_scatter = pairs;
-  VkResult r = create(setup, &out.setup);
+
+  const TuningConfig& tuning = out.tuning;
+  out.tile_size = tuning.workgroup_size * tuning.keys_per_thread;
+  out.pairs_scatter = detail::pairsScatterShape(tuning, limits, key_words);
+  const PipelineSpec scatter = scatterSpec(tuning);
+  VkResult r = create(setupSpec(tuning), &out.setup);
+  const PipelineSpec count = spec(wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
+                                  wide ? sizeof(vren_radix_count_u64_spv) : sizeof(vren_radix_count_spv), tuning);
   if (r == VK_SUCCESS) r = create(count, &out.count);
   if (r == VK_SUCCESS && !wide) r = create(mapped(count), &out.count_mapped);
-  if (r == VK_SUCCESS) r = create(copy, &out.copy);
-  if (r == VK_SUCCESS) r = createScatters(false, &out.scatter);
-  if (r == VK_SUCCESS && tuning.scan_in_scatter_max_tiles > 0) r = createScatters(true, &out.scanning_scatter);
+  if (r == VK_SUCCESS)
+    r = create(spec(wide ? vren_radix_copy_u64_spv : vren_radix_copy_spv,
+                    wide ? sizeof(vren_radix_copy_u64_spv) : sizeof(vren_radix_copy_spv), tuning),
+               &out.copy);
+  if (r == VK_SUCCESS) r = createScatters(scatter, pairsSpec(scatter, out.pairs_scatter), &out.scatter);
+
+  KeyPipelines::Lookback& lookback = out.lookback;
+  if (r != VK_SUCCESS || lookback.tuning.lookback_max_count == 0) return r;
+  lookback.tile_size = lookback.tuning.workgroup_size * lookback.tuning.keys_per_thread;
+  PipelineSpec lookback_scatter = scatterSpec(lookback.tuning);
+  lookback_scatter.lookback = true;
+  // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
+  lookback_scatter.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
+  lookback_scatter.poll_budget = lookback.tuning.lookback_poll_budget;
+  const PipelineSpec histogram = spec(wide ? vren_radix_histogram_u64_spv : vren_radix_histogram_spv,
+                                      wide ? sizeof(vren_radix_histogram_u64_spv) : sizeof(vren_radix_histogram_spv),
+                                      lookback.tuning);
+  r = create(setupSpec(lookback.tuning), &lookback.setup);
+  if (r == VK_SUCCESS) r = create(histogram, &lookback.histogram);
+  if (r == VK_SUCCESS && !wide) r = create(mapped(histogram), &lookback.histogram_mapped);
+  if (r == VK_SUCCESS)
+    r = createScatters(lookback_scatter, pairsSpec(lookback_scatter, lookback.tuning), &lookback.scatter);
   return r;
 }
 
 void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
-  for (const ScatterPipelines* set : {&p.scatter, &p.scanning_scatter})
+  for (const ScatterPipelines* set : {&p.scatter, &p.lookback.scatter})
     for (VkPipeline pipeline : {set->keys, set->pairs, set->keys_mapped, set->pairs_mapped})
       if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
-  for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy})
+  for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy, p.lookback.setup, p.lookback.histogram,
+                              p.lookback.histogram_mapped})
     if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   p = {};
 }
@@ -223,10 +260,17 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->max_groups_x = limits.max_groups[0];
   s->u32.tuning = tuning;
   s->u64.tuning = tuning_u64;
+  s->u32.lookback.tuning = detail::lookbackTuning(requested, limits, 1);
+  s->u64.lookback.tuning = detail::lookbackTuning(requested, limits, 2);
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
   s->properties.tuning = tuning;
   s->properties.tuning_u64 = tuning_u64;
+  for (auto [reported, lookback] : {std::pair{&s->properties.tuning, &s->u32.lookback.tuning},
+                                    std::pair{&s->properties.tuning_u64, &s->u64.lookback.tuning}}) {
+    reported->lookback_max_count = lookback->lookback_max_count;
+    reported->lookback_keys_per_thread = lookback->keys_per_thread;
+  }
   s->properties.tile_size = tile;
   s->properties.subgroup_size = limits.subgroup_size;
   // Limits: u32 indices in the shaders (64-bit keys index words), the 2D dispatch grid, and the
@@ -259,6 +303,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
+  s->properties.lookback_tile_size = s->u32.lookback.tile_size;
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   if (result != VK_SUCCESS) {
@@ -288,6 +333,12 @@ uint32_t keyBytes(KeyType t) { return t == KeyType::kU64 ? 8 : 4; }
 
 const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyType::kU64 ? s->u64 : s->u32; }
 
+// Whether a sort of `count` keys takes the look-back (TuningConfig::lookback_max_count).
+bool usesLookback(const KeyPipelines& p, uint32_t count, bool with_values) {
+  const uint32_t max_count = p.lookback.tuning.lookback_max_count / (with_values ? 2 : 1);
+  return max_count > 0 && count <= max_count && divCeil(count, p.lookback.tile_size) <= detail::kLookbackMaxTiles;
+}
+
 VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
   // The smaller tile of the two key widths gives the most tiles.
   const uint32_t tile = std::min(s->u32.tile_size, s->u64.tile_size);
@@ -295,7 +346,18 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
   // Per-tile digit counts, then their sums per count workgroup (rows of tiles / kCountTiles
   // words; reserved as rows of `tiles` words so that the size stays affine in the tile count).
   const VkDeviceSize count_words = VkDeviceSize{2} * detail::binCount(s->u32.tuning) * tiles;
-  return (VkDeviceSize{VREN_RADIX_STATE_WORDS} + count_words) * 4;
+  VkDeviceSize words = VREN_RADIX_STATE_WORDS + count_words;
+  // Or the look-back's: every pass's totals and two sets of published words per tile, for the
+  // most keys it sorts up to `count`, so that the size never shrinks as the count grows.
+  for (const KeyPipelines* p : {&s->u32, &s->u64}) {
+    const KeyPipelines::Lookback& lookback = p->lookback;
+    if (lookback.tuning.lookback_max_count == 0) continue;
+    const uint32_t covered =
+        std::min({count, lookback.tuning.lookback_max_count, detail::kLookbackMaxTiles * lookback.tile_size});
+    const uint32_t lookback_tiles = std::max(1u, divCeil(covered, lookback.tile_size));
+    words = std::max(words, VREN_RADIX_LOOKBACK_WORDS + VkDeviceSize{2} * VREN_RADIX_MAX_BINS * lookback_tiles);
+  }
+  return words * 4;
 }
 
 uint32_t passCount(uint32_t begin_bit, uint32_t end_bit, uint32_t digit_bits) {
@@ -331,7 +393,9 @@ MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bo
 
 uint32_t getPassCount(const Sorter* s, const SortInfo& info) {
   if (info.count == 0) return 0;
-  return passCount(info.begin_bit, info.end_bit, pipelinesFor(s, info.key_type).tuning.digit_bits);
+  const KeyPipelines& p = pipelinesFor(s, info.key_type);
+  const bool lookback = usesLookback(p, info.count, info.values.buffer != VK_NULL_HANDLE);
+  return passCount(info.begin_bit, info.end_bit, lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits);
 }
 
 const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
@@ -411,7 +475,10 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   assert(validateSortInfo(s, info) == nullptr);
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
-  const uint32_t digit_bits = p.tuning.digit_bits;
+  // info.count bounds a GPU-side count too.
+  const bool lookback = usesLookback(p, info.count, with_values);
+  const uint32_t digit_bits = lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits;
+  const uint32_t tile_size = lookback ? p.lookback.tile_size : p.tile_size;
   const uint32_t passes = getPassCount(s, info);
   SortResult result{passes, passes % 2 == 1, passes % 2 ? info.keys_temp : info.keys,
                     with_values ? (passes % 2 ? info.values_temp : info.values) : BufferRange{}};
@@ -435,9 +502,11 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   //    then per pass p, from one ping-pong buffer into the other:
   // 2. count    keys per digit per tile, and per group of kCountTiles tiles -> internal | barrier
   // 3. scan     digit-major group sums, exclusive; skip?  -> internal group sums, state   | barrier
-  //             (not for sorts of few tiles: each scatter workgroup sums the groups itself)
   // 4. scatter  rank within tile, write globally        -> the other buffer       | barrier
   // 5. copy     only if skipped passes left the result in the other buffer
+  // Look-back sorts: after the setup, a histogram of every pass's digits (| barrier); then each
+  // pass is the scatter alone, which counts its tile and takes the earlier tiles' counts as
+  // they publish them.
   PassConstants pc{};
   pc.keys[0] = addressOf(s, info.keys);
   pc.keys[1] = addressOf(s, info.keys_temp);
@@ -455,18 +524,29 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   pc.negative_flip = info.key_type == KeyType::kF32 ? 0x7FFFFFFFu : 0;
   beginLabel(s, cmd, "vren_radix sort");
 
-  pc.flags = flags;
+  // The setup and the histogram take the pass count and the bit range.
+  pc.flags = flags | (lookback ? VREN_RADIX_FLAG_LOOKBACK : 0) | (info.descending ? VREN_RADIX_FLAG_DESCENDING : 0);
+  pc.pass = passes;
+  pc.shift = info.begin_bit;
+  pc.end_bit = info.end_bit;
   s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
-  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.setup);
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, lookback ? p.lookback.setup : p.setup);
   s->fn.cmdDispatch(cmd, 1, 1, 1);
   // With the count on the host the passes' grids are known here, and the passes dispatch them
   // directly; with a GPU-side count the setup writes them, for indirect dispatches after this
   // barrier.
   const bool host_grids = count_buffer == nullptr;
   computeToComputeBarrier(s, cmd, !host_grids);
-  // At most this many tiles (info.count bounds a GPU-side count too).
-  const uint32_t tiles = divCeil(info.count, p.tile_size);
-  const bool scan_in_scatter = tiles <= p.tuning.scan_in_scatter_max_tiles;
+  if (lookback) {  // a direct grid: its workgroups stride over a GPU-side count's keys
+    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+                          signed_order ? p.lookback.histogram_mapped : p.lookback.histogram);
+    s->fn.cmdDispatch(
+        cmd, std::min(divCeil(info.count, p.lookback.tuning.workgroup_size * kHistogramBatch), kHistogramWorkgroups), 1,
+        1);
+    computeToComputeBarrier(s, cmd);
+  }
+  // At most this many tiles.
+  const uint32_t tiles = divCeil(info.count, tile_size);
   const Grid tile_grid = gridFor(tiles, s->max_groups_x);
   const Grid count_groups = gridFor(divCeil(tiles, detail::kCountTiles), s->max_groups_x);
   auto dispatch = [&](const Grid& known, VkDeviceSize written) {
@@ -485,21 +565,22 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0);
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
 
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, signed_order ? p.count_mapped : p.count);
-    dispatch(count_groups, count_grid);
+    // Look-back sorts have no count and scan dispatches: empty intervals (the first pass's count
+    // interval holds the histogram) keep the timestamp layout fixed.
+    if (!lookback) {
+      s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, signed_order ? p.count_mapped : p.count);
+      dispatch(count_groups, count_grid);
+    }
     timestamp(every_dispatch);
-    computeToComputeBarrier(s, cmd);
-
-    if (scan_in_scatter) {
-      timestamp(every_dispatch);  // no scan pass: an empty interval keeps the timestamp layout fixed
-    } else {
+    if (!lookback) {
+      computeToComputeBarrier(s, cmd);
       s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
       s->fn.cmdDispatch(cmd, detail::binCount(p.tuning), 1, 1);
-      timestamp(every_dispatch);
       computeToComputeBarrier(s, cmd);
     }
+    timestamp(every_dispatch);
 
-    const ScatterPipelines& set = scan_in_scatter ? p.scanning_scatter : p.scatter;
+    const ScatterPipelines& set = lookback ? p.lookback.scatter : p.scatter;
     const VkPipeline scatter = with_values ? (signed_order ? set.pairs_mapped : set.pairs)
                                            : (signed_order ? set.keys_mapped : set.keys);
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, scatter);

@@ -30,8 +30,9 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   const uint32_t bins = binCount(tuning);
   // The tile's keys and values, and the one-element array of the layout not in use.
   const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + 8;
-  if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan
-    return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1);
+  if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan,
+                  // the look-back's flags
+    return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1) + 12;
   // radix_scatter.comp: counts per subgroup and round, then per subgroup; five per-bin arrays and
   // a flag
   const uint32_t rank_bytes = 4 * bins * max_subgroups * (tuning.keys_per_thread + 1);
@@ -51,7 +52,6 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
   tuning.digit_bits = tuning.digit_bits > VREN_RADIX_DEFAULT_DIGIT_BITS ? VREN_RADIX_MAX_DIGIT_BITS
                                                                         : VREN_RADIX_DEFAULT_DIGIT_BITS;
   tuning.keys_per_thread = floorPow2(std::clamp(tuning.keys_per_thread, 1u, 64u));
-  if (binCount(tuning) > 16) tuning.scan_in_scatter_max_tiles = 0;  // radix_scatter_wide.comp scans in a pass
   while (tuning.workgroup_size * tuning.keys_per_thread > kMaxTileSize && tuning.keys_per_thread > 1)
     tuning.keys_per_thread /= 2;
   // Small subgroups make many per-subgroup counters: fewer threads where the count pass needs it.
@@ -69,6 +69,17 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
       break;
   }
   return tuning;
+}
+
+TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words) {
+  TuningConfig wide = tuning;
+  wide.keys_per_thread = tuning.lookback_keys_per_thread;
+  wide.digit_bits = VREN_RADIX_MAX_DIGIT_BITS;
+  wide = clampTuning(wide, limits, key_words);
+  wide.lookback_keys_per_thread = wide.keys_per_thread;
+  const uint32_t max_subgroups = std::max(1u, wide.workgroup_size / std::max(1u, limits.min_subgroup_size));
+  if (scatterSharedBytes(wide, max_subgroups, true, key_words) > limits.max_shared_memory) wide.lookback_max_count = 0;
+  return wide;
 }
 
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words) {

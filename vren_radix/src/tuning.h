@@ -31,6 +31,14 @@ uint32_t binCount(const TuningConfig& tuning);
 // can run it with values and keys of key_words words; tile <= 32768 keys.
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words);
 
+// Look-back sorts (TuningConfig::lookback_max_count) are at most this many tiles: it bounds the
+// rounds a tile may spend counting earlier tiles itself (radix_scatter_wide.comp).
+constexpr uint32_t kLookbackMaxTiles = 1024;
+
+// The look-back's own tuning: 8-bit digits, tuning's workgroup size and lookback_keys_per_thread,
+// clamped to the device; lookback_max_count 0 if nothing fits.
+TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);
+
 // The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and
 // the internal buffer depend on it), possibly split over more threads.
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);

@@ -45,10 +45,17 @@ struct TuningConfig {
   uint32_t workgroup_size = 256;
   uint32_t keys_per_thread = 8;
   uint32_t digit_bits = 4;
-  // Sorts of at most this many tiles run two dispatches per pass instead of three: the scatter
-  // does the scan's work itself, re-reading every tile group's counts, which pays only while
-  // the tiles are few. 4-bit digits only (8-bit ones take 0); 0 keeps the scan pass always.
-  uint32_t scan_in_scatter_max_tiles = 1024;
+  // Small sorts: at most lookback_max_count keys (key/value sorts: half as many) run one
+  // dispatch per pass instead of three, on 8-bit digits whatever digit_bits says, in tiles of
+  // workgroup_size * lookback_keys_per_thread keys (at most 1024 tiles); each tile finds its
+  // offsets from the earlier tiles' published counts (a decoupled look-back) after a histogram
+  // of every pass's digits. 0 turns this off.
+  uint32_t lookback_max_count = 1u << 20;
+  uint32_t lookback_keys_per_thread = 8;
+  // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
+  // before its workgroup counts such a tile from its keys itself. Nothing in Vulkan promises
+  // that an earlier workgroup is running; 0 never waits (slower, the same result).
+  uint32_t lookback_poll_budget = 4096;
 };
 
 struct SorterCreateInfo {
@@ -75,6 +82,7 @@ struct SorterProperties {
   TuningConfig tuning_u64;     // 64-bit keys (shared memory holds twice the key bytes)
   TuningConfig pairs_scatter;  // 32-bit keys with values: the scatter's shape (the same tile)
   uint32_t tile_size;          // keys per workgroup, 32-bit keys
+  uint32_t lookback_tile_size; // the same for look-back sorts (0: none on this device)
   uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
   uint32_t max_count;          // largest count this device can sort
 };
@@ -88,7 +96,8 @@ SorterProperties getSorterProperties(const Sorter* sorter);
 struct MemoryRequirements {
   VkDeviceSize keys_temp_size;       // ping-pong partner of the keys
   VkDeviceSize values_temp_size;     // ping-pong partner of the values (0 without values)
-  VkDeviceSize internal_size;        // sort state, per-tile digit counts, their sums per group
+  VkDeviceSize internal_size;        // sort state, per-tile digit counts, their sums per group;
+                                     // for small sorts, the look-back's (about 2 MiB at most)
   VkDeviceSize alignment;            // every BufferRange offset must be a multiple of this
   VkBufferUsageFlags usage;          // every buffer passed to cmdSort needs these, the caller's too
   VkBufferUsageFlags internal_usage; // the internal buffer: usage plus INDIRECT_BUFFER
@@ -124,7 +133,8 @@ struct SortInfo {
   // Optional: two timestamps (first_query, first_query + 1) around the recorded passes. With
   // timestamp_every_dispatch, 2 + 3 * passes timestamps instead: the start, one after each
   // pass's count, scan and scatter dispatch (a profile of where the time goes), and the end.
-  // Sorts that run no scan pass (see TuningConfig) give the scan an empty interval.
+  // Look-back sorts (see TuningConfig) run no count and scan dispatches: their intervals are
+  // empty, except the first count interval, which holds the histogram.
   // getPassCount() gives the passes.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
@@ -142,7 +152,8 @@ struct SortResult {
 const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
 
 // The radix passes cmdSort records for `info`: ceil((end_bit - begin_bit) / digit bits), with the
-// digit width of the tuning for info.key_type; 0 for no elements or an empty bit range.
+// digit width of the tuning for info.key_type, or 8 bits for look-back sorts (info.count and
+// whether info.values has a buffer decide); 0 for no elements or an empty bit range.
 uint32_t getPassCount(const Sorter* sorter, const SortInfo& info);
 
 // Records the sort into `cmd`. Records only: no allocation, submission or wait.
