@@ -46,7 +46,8 @@ layout(constant_id = VREN_RADIX_SPEC_LOOKBACK) const bool LOOKBACK = false;
 // Drivers that compile volatile loads as plain ones, which a loop may hoist (lavapipe), poll
 // with atomic loads; on NVIDIA those cost 10 us per 2^20-key sort (bench/RESULTS.md).
 layout(constant_id = VREN_RADIX_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
-// Polls per thread of words not yet published, in all.
+// Polls per thread of words not yet published, in all; 0: no word is read at all, every earlier
+// tile is counted from its keys.
 layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
 
 #include "workgroup_scan.glsl"
@@ -92,8 +93,10 @@ void walk_back(uint set, uint tile, uint bin, inout uint exclusive, inout uint n
   for (;;) {
     const uint base = newest;
     uint words[LOOKBACK_WINDOW];
-    [[unroll]] for (uint k = 0u; k < LOOKBACK_WINDOW; ++k)
-      words[k] = base >= k ? poll(lookback_at(set, base - k, bin)) : FLAG_PREFIX;  // below tile 0: nothing
+    [[unroll]] for (uint k = 0u; k < LOOKBACK_WINDOW; ++k) {
+      if (base < k) words[k] = FLAG_PREFIX;  // below tile 0: nothing
+      else words[k] = POLL_BUDGET > 0u ? poll(lookback_at(set, base - k, bin)) : 0u;
+    }
     [[unroll]] for (uint k = 0u; k < LOOKBACK_WINDOW; ++k) {
       while ((words[k] & (FLAG_AGGREGATE | FLAG_PREFIX)) == 0u && polls_left > 0u) {
         --polls_left;

@@ -66,8 +66,9 @@ Context& context() {
     }
     const auto& d = c->device();
     const auto props = getSorterProperties(c->sorter());
-    std::printf("device: %s (%s), subgroup size %u, tile %u keys, %u-bit digits\n", d.name.c_str(),
-                d.driver.c_str(), d.subgroup_size, props.tile_size, props.tuning.digit_bits);
+    std::printf("device: %s (%s), subgroup size %u, tile %u keys, %u-bit digits, look-back tile %u keys\n",
+                d.name.c_str(), d.driver.c_str(), d.subgroup_size, props.tile_size, props.tuning.digit_bits,
+                props.lookback_tile_size);
     if (props.tuning.digit_bits != testDigitBits()) {
       std::fprintf(stderr, "Expected %u-bit digits but the sorter runs %u.\n", testDigitBits(),
                    props.tuning.digit_bits);

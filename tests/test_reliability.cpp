@@ -744,6 +744,11 @@ void checkRequirements(const Sorter* s, uint32_t count) {
     if (count >= kPastLookback)
       CHECK(keys.internal_size == past_lookback + per_tile * (divCeil(count, tile) - kPastLookback / tile));
     CHECK(keys.internal_size >= getMemoryRequirements(s, count / 2, false, type).internal_size);
+    // Look-back sorts: two sets of 256 published words per tile.
+    const TuningConfig& t = type == KeyType::kU64 ? props.tuning_u64 : props.tuning;
+    const uint64_t lookback_tile = type == KeyType::kU64 ? props.lookback_tile_size_u64 : props.lookback_tile_size;
+    if (lookback_tile > 0 && count <= t.lookback_max_count && divCeil(count, lookback_tile) <= 1024)
+      CHECK(keys.internal_size >= 2048 * std::max<uint64_t>(1, divCeil(count, lookback_tile)));
     CHECK(pairs.internal_size == keys.internal_size);
     CHECK(keys.internal_size % 4 == 0);
     CHECK(keys.alignment > 0);

@@ -68,11 +68,12 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   CHECK(stats.canaries_intact);
   const SorterProperties props = getSorterProperties(ctx.sorter());
   REQUIRE(props.tuning.digit_bits == testDigitBits());
-  // Small sorts take the look-back, on 8-bit digits (TuningConfig::lookback_max_count); 64-bit
-  // keys here are too few to reach its tile limit.
-  const TuningConfig& tuning = o.key_type == KeyType::kU64 ? props.tuning_u64 : props.tuning;
+  // Small sorts take the look-back, on 8-bit digits (TuningConfig::lookback_max_count, at most
+  // 1024 tiles).
+  const bool u64 = o.key_type == KeyType::kU64;
+  const TuningConfig& tuning = u64 ? props.tuning_u64 : props.tuning;
   const bool lookback = n <= tuning.lookback_max_count / (pairs ? 2 : 1) &&
-                        (o.key_type == KeyType::kU64 || n <= size_t{1024} * props.lookback_tile_size);
+                        n <= size_t{1024} * (u64 ? props.lookback_tile_size_u64 : props.lookback_tile_size);
   const uint32_t bits = lookback ? 8 : testDigitBits();
   const uint32_t passes = n == 0 ? 0 : (o.end_bit - o.begin_bit + bits - 1) / bits;
   CHECK(stats.passes == passes);
@@ -348,8 +349,8 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
   }
   CHECK_MESSAGE(stable, "timeSorts did not return the stable sort of its input");
 
-  // So few keys take the look-back (8-bit digits) unless the run turns it off.
-  const uint32_t bits = testLookback() ? 8 : testDigitBits();
+  // So few keys take the look-back (8-bit digits) where there is one.
+  const uint32_t bits = getSorterProperties(ctx.sorter()).tuning.lookback_max_count > 0 ? 8 : testDigitBits();
   std::vector<std::vector<double>> steps;
   keys = input;
   std::vector<uint32_t> none;
@@ -389,8 +390,8 @@ TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max") {
 TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and the separate passes past it") {
   // Small sorts take the look-back, so the other cases' small sorts run it (unless the run turns
   // it off). Here its limit falls between two sizes: 5 tiles (pairs: half as many keys) take it,
-  // 5 tiles and a key do not; then it never waits (poll budget 0: each tile counts every earlier
-  // tile not yet published itself); then it is off. Skipped passes, argsort's first pass and
+  // 5 tiles and a key do not; then it reads no published count (poll budget 0: each tile counts
+  // every earlier tile from its keys); then it is off. Skipped passes, argsort's first pass and
   // GPU-side counts are decided in different shaders on the two paths.
   const uint32_t t = getSorterProperties(contextWithTuning(256, 4).sorter()).lookback_tile_size;
   REQUIRE((t > 0 || !testLookback()));

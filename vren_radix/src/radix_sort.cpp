@@ -270,6 +270,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
                                     std::pair{&s->properties.tuning_u64, &s->u64.lookback.tuning}}) {
     reported->lookback_max_count = lookback->lookback_max_count;
     reported->lookback_keys_per_thread = lookback->keys_per_thread;
+    reported->lookback_poll_budget = lookback->lookback_poll_budget;
   }
   s->properties.tile_size = tile;
   s->properties.subgroup_size = limits.subgroup_size;
@@ -304,6 +305,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
   s->properties.lookback_tile_size = s->u32.lookback.tile_size;
+  s->properties.lookback_tile_size_u64 = s->u64.lookback.tile_size;
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   if (result != VK_SUCCESS) {

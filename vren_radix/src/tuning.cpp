@@ -33,10 +33,9 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan,
                   // the look-back's flags
     return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1) + 12;
-  // radix_scatter.comp: counts per subgroup and round, then per subgroup; five per-bin arrays and
-  // a flag
+  // radix_scatter.comp: counts per subgroup and round, then per subgroup; four per-bin arrays
   const uint32_t rank_bytes = 4 * bins * max_subgroups * (tuning.keys_per_thread + 1);
-  return tile_bytes + rank_bytes + 5 * 4 * bins + 4;
+  return tile_bytes + rank_bytes + 4 * 4 * bins;
 }
 
 uint32_t countSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups) {
@@ -77,6 +76,9 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   wide.digit_bits = VREN_RADIX_MAX_DIGIT_BITS;
   wide = clampTuning(wide, limits, key_words);
   wide.lookback_keys_per_thread = wide.keys_per_thread;
+  // The polls of a SIMD vector's lanes, the rounds of counting missing tiles (at most
+  // kLookbackMaxTiles) and the other loops stay below llvmpipe's 65535 iterations in all.
+  if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
   const uint32_t max_subgroups = std::max(1u, wide.workgroup_size / std::max(1u, limits.min_subgroup_size));
   if (scatterSharedBytes(wide, max_subgroups, true, key_words) > limits.max_shared_memory) wide.lookback_max_count = 0;
   return wide;

@@ -46,15 +46,17 @@ struct TuningConfig {
   uint32_t keys_per_thread = 8;
   uint32_t digit_bits = 4;
   // Small sorts: at most lookback_max_count keys (key/value sorts: half as many) run one
-  // dispatch per pass instead of three, on 8-bit digits whatever digit_bits says, in tiles of
-  // workgroup_size * lookback_keys_per_thread keys (at most 1024 tiles); each tile finds its
-  // offsets from the earlier tiles' published counts (a decoupled look-back) after a histogram
-  // of every pass's digits. 0 turns this off.
+  // dispatch per pass instead of three, on 8-bit digits whatever digit_bits says, with
+  // lookback_keys_per_thread keys per thread (SorterProperties::lookback_tile_size tells the
+  // tile; at most 1024 tiles); each tile finds its offsets from the earlier tiles' published
+  // counts (a decoupled look-back) after a histogram of every pass's digits. 0 turns this off.
   uint32_t lookback_max_count = 1u << 20;
   uint32_t lookback_keys_per_thread = 8;
   // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
-  // before its workgroup counts such a tile from its keys itself. Nothing in Vulkan promises
-  // that an earlier workgroup is running; 0 never waits (slower, the same result).
+  // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
+  // that an earlier workgroup is running. 0 reads no published count at all (each tile counts
+  // every earlier tile: slow, the same result). At most 1024 on lavapipe, which leaves a
+  // shader's loops after 65535 iterations in all.
   uint32_t lookback_poll_budget = 4096;
 };
 
@@ -82,7 +84,8 @@ struct SorterProperties {
   TuningConfig tuning_u64;     // 64-bit keys (shared memory holds twice the key bytes)
   TuningConfig pairs_scatter;  // 32-bit keys with values: the scatter's shape (the same tile)
   uint32_t tile_size;          // keys per workgroup, 32-bit keys
-  uint32_t lookback_tile_size; // the same for look-back sorts (0: none on this device)
+  uint32_t lookback_tile_size;     // the same for look-back sorts (0: none on this device)
+  uint32_t lookback_tile_size_u64; // and for 64-bit keys
   uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
   uint32_t max_count;          // largest count this device can sort
 };
