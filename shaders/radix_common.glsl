@@ -45,9 +45,10 @@ uint tile_offset(uint bin, uint tile, uint count_tiles) {
 }
 
 // Look-back sorts: pass p's digit totals, from the histogram, and the word `tile` publishes for
-// `bin` in set `set` (pass parity).
+// `bin` in set `set` (pass parity). Tile-major, so that no address needs the tile count: a
+// load that each poll would otherwise repeat after the stores around it.
 uint pass_totals_at(uint pass, uint bin) { return VREN_RADIX_LOOKBACK_TOTALS + pass * BINS + bin; }
-uint lookback_at(uint set, uint tile, uint bin) { return VREN_RADIX_LOOKBACK_WORDS + (set * tile_count() + tile) * BINS + bin; }
+uint lookback_at(uint set, uint tile, uint bin) { return VREN_RADIX_LOOKBACK_WORDS + (2u * tile + set) * BINS + bin; }
 
 // Sets the input parity of pass p + 1; after the last pass, where the result is.
 void set_next_parity(uint next_parity) { pc.internal.data[VREN_RADIX_STATE_PARITY + pc.pass + 1u] = next_parity; }

@@ -1,7 +1,7 @@
 #version 460
 // Look-back sorts, before the first pass: every pass's digit totals in one read of the keys (a
-// permutation keeps them, so the input gives them for every pass), and the first pass's
-// published words cleared. 8-bit digits; pc.pass is the pass count, pc.shift the begin bit.
+// permutation keeps them, so the input gives them for every pass), and the tiles' published
+// words cleared. 8-bit digits; pc.pass is the pass count, pc.shift the begin bit.
 //
 // The workgroups stride over the keys in batches of BATCH keys per thread, loads first, and
 // count them per pass in shared memory; each workgroup then adds its non-zero totals to the
@@ -27,7 +27,8 @@ void main() {
   const uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   const uint id = gl_WorkGroupID.x * gl_WorkGroupSize.x + thread;
   for (uint j = thread; j < passes * BINS; j += gl_WorkGroupSize.x) s_totals[j] = 0u;
-  for (uint j = id; j < BINS * tile_count(); j += threads) pc.internal.data[lookback_at(0u, 0u, j)] = 0u;
+  const uint published_words = 2u * BINS * tile_count();
+  for (uint j = id; j < published_words; j += threads) pc.internal.data[lookback_at(0u, 0u, j)] = 0u;
   barrier();  // totals zeroed before any thread adds to them
 
   const uint count = element_count();

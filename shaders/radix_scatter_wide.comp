@@ -84,6 +84,10 @@ void publish(uint at, uint word) {
   if (POLL_ATOMIC) atomicStore(pc.internal.data[at], word, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
   else PublishedUints(pc.internal).data[at] = word;
 }
+// This tile's inclusive prefix for `bin`, from the earlier tiles' keys of it.
+void publish_prefix(uint set, uint tile, uint bin, uint exclusive) {
+  publish(lookback_at(set, tile, bin), FLAG_PREFIX | (exclusive + s_tile_count[bin]));
+}
 
 // Walks `bin` back from tile `newest`, adding the published counts to `exclusive`, until a
 // prefix (then publishes this tile's and clears `walking`) or a word still unpublished when the
@@ -110,7 +114,7 @@ void walk_back(uint set, uint tile, uint bin, inout uint exclusive, inout uint n
       newest = base - k - 1u;
       if ((words[k] & FLAG_PREFIX) != 0u) {
         walking = false;
-        publish(lookback_at(set, tile, bin), FLAG_PREFIX | (exclusive + s_tile_count[bin]));
+        publish_prefix(set, tile, bin, exclusive);
         return;
       }
     }
@@ -245,7 +249,7 @@ void main() {
           newest[j] = missing - 1u;
           if (missing == 0u) {  // tile 0's count is its prefix
             walking[j] = false;
-            publish(lookback_at(set, tile, bin), FLAG_PREFIX | (exclusive[j] + s_tile_count[bin]));
+            publish_prefix(set, tile, bin, exclusive[j]);
           } else {
             walk_back(set, tile, bin, exclusive[j], newest[j], walking[j], polls_left);
           }

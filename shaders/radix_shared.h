@@ -32,8 +32,8 @@
 #define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
 // Sorts with the look-back (8-bit digits) use the words after the state block otherwise:
-// every pass's digit totals, [pass * 256 + bin], then two sets (pass parity) of the words each
-// tile publishes per bin, [set][tile][bin].
+// every pass's digit totals, [pass * 256 + bin], then the words each tile publishes per bin, in
+// two sets (pass parity), [tile][set][bin].
 #define VREN_RADIX_LOOKBACK_PASSES 8  // 64-bit keys in 8-bit digits
 #define VREN_RADIX_LOOKBACK_TOTALS VREN_RADIX_STATE_WORDS
 #define VREN_RADIX_LOOKBACK_WORDS (VREN_RADIX_LOOKBACK_TOTALS + VREN_RADIX_LOOKBACK_PASSES * VREN_RADIX_MAX_BINS)
