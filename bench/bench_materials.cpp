@@ -10,8 +10,9 @@
 // timestamps recorded right before and after cmdSortMaterials, with nothing else between them;
 // median_us is the median over the run. count_us, scan_us, offsets_us and scatter_us are the
 // medians of the steps of a second sort after each timed one, profiled with the sort's own
-// timestamps between its steps (on the fast path, up to fast_material_count materials, scan_us
-// covers the offsets and offsets_us is ~0). The timestamps between the steps cost a little, so
+// timestamps between its steps (on the fast path, up to fast_material_count materials, the scan
+// runs beside the scatter: scan_us and offsets_us are ~0, and scatter_us covers the scan). The
+// timestamps between the steps cost a little, so
 // the steps add up to slightly more than median_us. A run records all its sorts, timed and
 // profiled, into one submission, each behind a barrier outside its timestamps, after discarded
 // warm-up submissions of the same for 500 ms: the GPU works back to back, as in a frame, instead

@@ -9,7 +9,10 @@
 // its segment's counts to its own row of s_count; one barrier, and a thread per material sums the
 // rows. The histogram is written material-major,
 //   chunk_counts[material * chunk_count + chunk],
-// so that materials_fast_scan.comp's workgroup for a material reads its row contiguously.
+// so that materials_fast_scan.comp's workgroup for a material reads its row contiguously. Beside
+// them it clears the words the scan will publish the chunk's prefixes in (and workgroup 0 those
+// of the totals): the scan and the scatter run side by side, and the scatter tells a published
+// word from a stale one by its flag (materials_published.glsl).
 //
 // Config: WORKGROUP_SIZE threads, ROUNDS pixels per thread, BITS, MAX_SUBGROUPS >=
 // gl_NumSubgroups, HISTOGRAM_SIZE >= material_count (<= WORKGROUP_SIZE).
@@ -17,6 +20,7 @@
 // 8 subgroups).
 #extension GL_GOOGLE_include_directive : require
 #include "materials_fast.glsl"
+#include "materials_published.glsl"
 
 // material_ids 16 bytes at a time (BufferRange offsets are multiples of 16).
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer MaterialReadUvec4s { uvec4 data[]; };
@@ -73,5 +77,7 @@ void main() {
     uint total = 0u;
     for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_count[s * materials + m];
     pc.chunk_counts.data[m * pc.chunk_count + chunk] = total;
+    pc.chunk_counts.data[published_prefix_at(m, chunk)] = 0u;
+    if (chunk == 0u) pc.chunk_counts.data[published_total_at(m)] = 0u;
   }
 }

@@ -1,13 +1,14 @@
 #version 460
 // Material sort, fast path, step 2 of 3: per material, exclusive scan over chunks, its total and
-// its dispatch arguments, one workgroup per material.
+// its dispatch arguments, one workgroup per material. It runs beside step 3, which polls for what
+// it publishes (materials_published.glsl).
 //
 // In:  chunk_counts[m * C + c] from step 1 (material-major, C = chunk_count).
-// Out: counts[m] and dispatch[m] as materials_offsets.comp, and in place
-//        chunk_counts[m * C + c] = pixels of m in chunks before c.
-// offsets[m] are left to step 3, which reads every total anyway: it adds offsets[m] to
-// chunk_counts[m * C + c] for the destination of chunk c's first pixel of m. (With no chunks,
-// step 3 has no workgroups, and this step writes the offsets: all 0.)
+// Out: counts[m] and dispatch[m] as materials_offsets.comp, and published: the total of m, and
+//      per chunk c the pixels of m in chunks before c.
+// offsets[m] are left to step 3, which has every total anyway: it adds offsets[m] to chunk c's
+// prefix of m for the destination of the chunk's first pixel of m. (With no chunks, step 3 has
+// no workgroups, and this step writes the offsets: all 0.)
 // Why a workgroup per material: one workgroup walking every row made the scan a latency chain
 // that grew with M (19.6 us for 64 materials and 1800 chunks on an H200, against 7.0 us for 8);
 // a row per workgroup is one batch of loads, one workgroup scan and one batch of stores for any
@@ -22,6 +23,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "materials_common.glsl"
+#include "materials_published.glsl"
 
 layout(local_size_x_id = VREN_MATERIALS_SPEC_WORKGROUP_SIZE) in;
 #include "workgroup_scan.glsl"
@@ -45,17 +47,19 @@ void main() {
     [[unroll]] for (uint i = 0u; i < BATCH; ++i) sum += v[i];
   }
 
-  // 2. The pixels of this material in earlier threads' chunks, and the material's total.
+  // 2. The pixels of this material in earlier threads' chunks, and the material's total,
+  //    published at once: every scatter workgroup needs it.
   uint total;
   uint next = workgroup_exclusive_add(sum, total);
+  if (gl_LocalInvocationIndex == 0u) publish(published_total_at(material), total);
 
-  // 3. Each chunk's exclusive prefix, in place.
+  // 3. Each chunk's exclusive prefix.
   for (uint c = first; c < end; c += BATCH) {
     if (per_thread > BATCH) {  // uniform
       [[unroll]] for (uint i = 0u; i < BATCH; ++i) v[i] = c + i < end ? pc.chunk_counts.data[row + c + i] : 0u;
     }
     [[unroll]] for (uint i = 0u; i < BATCH; ++i) {
-      if (c + i < end) pc.chunk_counts.data[row + c + i] = next;
+      if (c + i < end) publish(published_prefix_at(material, c + i), next);
       next += v[i];
     }
   }

@@ -4,12 +4,21 @@
 //   new_to_old[offsets[m] + rank] = pixel,
 // and the padding slots.
 //
-// Offsets: every workgroup loads the M totals (counts, from step 2) and scans them, padded to
+// Offsets: every workgroup loads the M totals (from step 2) and scans them, padded to
 // range_alignment, beside its chunk's own scan over materials (phase 3); workgroup 0 writes them
 // to offsets. That costs each workgroup one load per material thread, issued with its chunk's
 // prefixes, where a one-workgroup offsets step between the scan and this one cost a serial
 // chain of its own. Padding: workgroup c fills the padding slots of materials c, c + C, ...
 // (C = chunk_count): no padding dispatch beside this one.
+//
+// Step 2 runs beside this one, not before it: a dependent dispatch costs more (about 3 us on an
+// H200) than the scan itself. Its prefixes and totals are published words
+// (materials_published.glsl), read at the start and, for a word not yet published, polled again
+// after ranking, when the scan has usually long finished (it starts with this dispatch and has
+// a few thousand words to add up). For a word still unpublished when its thread's polls run out
+// (POLL_BUDGET in all: nothing promises that the scan's workgroups run while this one waits),
+// phase 3 adds the prefix and total up from the chunks' counts itself: slow, but it needs no
+// other workgroup.
 //
 // Chunks, segments, ballots and owned counts as in materials_fast.glsl. A pixel's rank among its
 // chunk's pixels of material m is
@@ -38,15 +47,19 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "materials_fast.glsl"
+#include "materials_published.glsl"
+
+layout(constant_id = VREN_MATERIALS_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
 
 // Subgroup s's row, [s * material_count, (s + 1) * material_count): its segment's pixels per
 // material (phase 2), then per material the chunk-local position of its first pixel in the
 // segment: start + pixels in earlier subgroups' segments (phase 3).
 shared uint s_count[HISTOGRAM_SIZE * MAX_SUBGROUPS];
-// Per material: the pixels of m in earlier chunks (phase 1), then destination minus chunk-local
-// position (phase 3), for phase 5.
+// Per material: the published pixels of m in earlier chunks (phase 2, flag and all), then
+// destination minus chunk-local position (phase 3), for phase 5.
 shared uint s_delta[HISTOGRAM_SIZE];
-// Per material: counts[m] (phase 1), and offsets[m] (phase 3), for the padding.
+// Per material: the published total of m (phase 2), then the total (phase 3), and offsets[m]
+// (phase 3), for the padding.
 shared uint s_range_count[HISTOGRAM_SIZE];
 shared uint s_range_offset[HISTOGRAM_SIZE];
 // The chunk in material order: pixel index within the chunk | material << 16.
@@ -63,14 +76,15 @@ void main() {
   const uint t = gl_LocalInvocationIndex;
 
   // 1. Load every round's material and, one material per thread (materials <= W), the chunk's
-  //    prefixes and the totals from step 2: their latency hides behind phase 2.
+  //    prefix and the total that step 2 publishes: their latency hides behind ranking, and
+  //    after it the words not yet published are polled again.
   uint material[ROUNDS];
   [[unroll]] for (uint r = 0u; r < ROUNDS; ++r) {
     const uint pixel = first + r * gl_SubgroupSize;
     material[r] = pixel < pc.pixel_count ? load_material(pixel) : 0u;
   }
-  const uint chunk_base = t < materials ? pc.chunk_counts.data[t * pc.chunk_count + chunk] : 0u;
-  const uint material_total = t < materials ? pc.counts.data[t] : 0u;
+  uint chunk_base = t < materials && POLL_BUDGET > 0u ? poll(published_prefix_at(t, chunk)) : 0u;
+  uint material_total = t < materials && POLL_BUDGET > 0u ? poll(published_total_at(t)) : 0u;
 
   // 2. Rank within the segment: earlier lanes of this round (peers below) + earlier rounds (the
   //    owner's running count). Material m's count is before[m / S] of lane m % S (S is a power of
@@ -99,6 +113,12 @@ void main() {
     if (mine < materials) s_count[row + mine] = before[k];
   }
   if (t < materials) {
+    // The polls left after the first reads (the budget is per thread, in all); the words go to
+    // phase 3 with their flags.
+    for (uint polls = 1u; (chunk_base & material_total & PUBLISHED) == 0u && polls < POLL_BUDGET; ++polls) {
+      if ((chunk_base & PUBLISHED) == 0u) chunk_base = poll(published_prefix_at(t, chunk));
+      if ((material_total & PUBLISHED) == 0u) material_total = poll(published_total_at(t));
+    }
     s_delta[t] = chunk_base;
     s_range_count[t] = material_total;
   }
@@ -117,12 +137,31 @@ void main() {
       if (m < materials)
         for (uint s = 0u; s < gl_NumSubgroups; ++s) total += s_count[s * materials + m];
       const uint start = carry + subgroupExclusiveAdd(total);
-      const uint count = m < materials ? s_range_count[m] : 0u;
+      uint count = m < materials ? s_range_count[m] : PUBLISHED;
+      uint earlier_chunks = m < materials ? s_delta[m] : PUBLISHED;
+      // Words still unpublished: the material's lane adds its row of chunk counts up, complete
+      // since the count step, 4 at a time (so that lavapipe's cap of 65,535 iterations a loop
+      // covers 262,140 chunks, more than its 128 MiB buffers hold at the default tuning). Lanes
+      // of the whole subgroup sharing each row cost 11 more registers, and a workgroup per SM.
+      if ((count & earlier_chunks & PUBLISHED) == 0u) {
+        const uint row_begin = m * pc.chunk_count;
+        uvec2 sums = uvec2(0u);  // x: chunks before this one, y: all
+        for (uint c = 0u; c < pc.chunk_count; c += 4u) {
+          uint n[4];
+          [[unroll]] for (uint k = 0u; k < 4u; ++k) n[k] = c + k < pc.chunk_count ? pc.chunk_counts.data[row_begin + c + k] : 0u;
+          [[unroll]] for (uint k = 0u; k < 4u; ++k) sums += uvec2(c + k < chunk ? n[k] : 0u, n[k]);
+        }
+        earlier_chunks = sums.x;
+        count = sums.y;
+      }
+      count &= ~PUBLISHED;
+      earlier_chunks &= ~PUBLISHED;
+      if (m < materials) s_range_count[m] = count;
       const uint padded = (count + pc.alignment - 1u) & ~(pc.alignment - 1u);
       const uint offset = range_carry + subgroupExclusiveAdd(padded);
       range_carry += subgroupAdd(padded);
       if (m < materials) {
-        s_delta[m] += offset - start;
+        s_delta[m] = earlier_chunks + offset - start;
         s_range_offset[m] = offset;
         if (chunk == 0u) pc.offsets.data[m] = offset;
         uint position = start;

@@ -12,6 +12,10 @@
 #define VREN_MATERIALS_SPEC_ROUNDS 3
 // Fast path: bits per material ID, material_count <= 2^BITS (one pipeline per width).
 #define VREN_MATERIALS_SPEC_BITS 4
+// Fast path: the scan publishes beside the scatter, which polls with atomic loads (else volatile
+// loads) at most POLL_BUDGET times per thread (0: reads nothing published).
+#define VREN_MATERIALS_SPEC_POLL_ATOMIC 5
+#define VREN_MATERIALS_SPEC_POLL_BUDGET 6
 
 // Written into padding slots of new_to_old, and the "no void material" value.
 #define VREN_MATERIALS_PADDING_SLOT 0xFFFFFFFFu
@@ -32,7 +36,7 @@ static_assert(sizeof(MaterialDispatch) == 12, "MaterialDispatch must match VkDis
 
 struct MaterialConstants {
   uint64_t material_ids;  // [pixel_count]
-  uint64_t chunk_counts;  // [material_count][chunk_count] (both paths)
+  uint64_t chunk_counts;  // [material_count][chunk_count] (both paths), then the fast path's published words
   uint64_t counts;        // [material_count]
   uint64_t offsets;       // [material_count]
   uint64_t dispatch;      // MaterialDispatch[material_count]

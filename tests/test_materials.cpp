@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -32,11 +33,12 @@ constexpr VkDeviceSize kBackGuard = 64;
 
 using SorterPtr = std::unique_ptr<MaterialSorter, void (*)(MaterialSorter*)>;
 
-MaterialSorter* materialSorter(const MaterialTuning* tuning = nullptr) {
+MaterialSorter* createdSorter(const MaterialTuning* tuning) {
   // The context first: statics die in reverse order, so the sorters go before their device.
   Context& ctx = context();
-  static std::map<std::pair<uint32_t, uint32_t>, SorterPtr> sorters;
-  const auto key = tuning ? std::make_pair(tuning->workgroup_size, tuning->min_rounds) : std::make_pair(0u, 0u);
+  static std::map<std::tuple<uint32_t, uint32_t, uint32_t>, SorterPtr> sorters;
+  const auto key = tuning ? std::make_tuple(tuning->workgroup_size, tuning->min_rounds, tuning->poll_budget)
+                          : std::make_tuple(0u, 0u, 0u);
   auto it = sorters.find(key);
   if (it != sorters.end()) return it->second.get();
   MaterialSorterCreateInfo info = ctx.createInfo<MaterialSorterCreateInfo>();
@@ -54,6 +56,19 @@ MaterialSorter* materialSorter(const MaterialTuning* tuning = nullptr) {
                 p.tuning.workgroup_size, p.tuning.min_rounds, p.subgroup_size, p.max_material_count);
   }
   return sorters.emplace(key, SorterPtr(raw, destroyMaterialSorter)).first->second.get();
+}
+
+// The sorter for `tuning` (null: the library's default). VREN_RADIX_TEST_MATERIAL_POLL_BUDGET
+// replaces every tuning's poll_budget: 0 runs the tests with the fast path's scatter adding up
+// every prefix and total itself, reading nothing its scan publishes.
+MaterialSorter* materialSorter(const MaterialTuning* tuning = nullptr) {
+  static const char* budget = std::getenv("VREN_RADIX_TEST_MATERIAL_POLL_BUDGET");
+  if (!budget || !*budget) return createdSorter(tuning);
+  MaterialTuning t = tuning ? *tuning : getMaterialSorterProperties(createdSorter(nullptr)).tuning;
+  t.poll_budget = static_cast<uint32_t>(std::strtoul(budget, nullptr, 10));
+  static const bool logged = (std::printf("material sorter poll budget: %u\n", t.poll_budget), true);
+  (void)logged;
+  return createdSorter(&t);
 }
 
 struct Reference {
@@ -411,6 +426,30 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path with many chunks per scan threa
   const uint32_t fast = getMaterialSorterProperties(sorter).fast_material_count;
   for (uint32_t n : {600 * chunkSize(fast, sorter) - 1, 1283 * chunkSize(fast, sorter) + 7})
     checkSort(randomIds(n, fast), fast, aligned(32), "random", sorter);
+}
+
+// The fast path's scatter runs beside its scan and polls for the prefixes and totals the scan
+// publishes; past its poll budget, it adds them up from the chunks' counts. With a budget of 0 it
+// reads nothing published, so every workgroup takes that way, whatever the scheduling: both ID
+// widths, one chunk and many (more chunks than the subgroup's lanes, a last chunk cut short),
+// materials absent from some chunks, the void material and aligned ranges. The default budget
+// runs the same inputs, so each case is also checked against the published words.
+TEST_CASE_FIXTURE(GpuTest, "materials: fast path with and without the scan's published words") {
+  MaterialTuning own_sums = getMaterialSorterProperties(materialSorter()).tuning;
+  own_sums.poll_budget = 0;
+  for (MaterialSorter* sorter : {materialSorter(), materialSorter(&own_sums)}) {
+    const auto props = getMaterialSorterProperties(sorter);
+    INFO("poll budget " << props.tuning.poll_budget);
+    for (uint32_t materials : {1u, 5u, 8u, 9u, props.fast_material_count}) {
+      const uint32_t c = chunkSize(materials, sorter);
+      for (uint32_t n : {c / 2 + 1, c, 3 * props.subgroup_size * c + c / 3}) {
+        MaterialSortOptions o = aligned(n % 2 ? 32 : 1);
+        o.void_material = materials > 1 ? materials - 2 : kNoVoidMaterial;
+        checkSort(randomIds(n, materials), materials, o, "random", sorter);
+      }
+      checkSort(blockIds(97, 3 * c / 97 + 1, materials), materials, aligned(4), "blocks", sorter);
+    }
+  }
 }
 
 // The fast path unrolls min_rounds rounds per thread: odd and large counts, and workgroups of

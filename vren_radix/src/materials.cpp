@@ -36,13 +36,13 @@ constexpr uint32_t kMaxHistograms = 3;
 // default workgroup holds at most this many subgroups: 256 threads at 32 or 64 lanes, 64 at 8.
 // lavapipe, 8 lanes, 640x360 random IDs: scatter 15.8 ms at 64 threads vs 48.7 ms at 256.
 constexpr uint32_t kDefaultSubgroupsPerWorkgroup = 8;
-constexpr MaterialTuning kDefaultTuning = {256, 8};
+constexpr MaterialTuning kDefaultTuning = {256, 8, 4096};
 // NVIDIA: a measured row. H200, 2560x1440 random IDs, bench_materials --tuning=WxR, median of
 // 5 x 200, total us for 8 / 64 materials with the current fast path: 256x8 36.0 / 49.7, 256x4
 // 34.8 / 48.1, 512x8 36.5 / 47.4 (within the run-to-run spread of ~2 us; a later run gave 256x4
 // 38.3 / 53.1), and with the first fast path 256x16 83.9 / 123.1, 1024x4 75.4 / 111.7, 128x16
 // 77.0 / 119.3 against 256x8 70.0 / 110.3 (bench/RESULTS.md).
-constexpr MaterialTuning kNvidiaTuning = {256, 8};
+constexpr MaterialTuning kNvidiaTuning = {256, 8, 4096};
 constexpr uint32_t kVendorNvidia = 0x10DE;
 // The fast path (shaders/materials_fast_*): up to this many materials (6 ID bits, 6 ballots per
 // round), and at most one per thread of a workgroup (its scatter loads each material's chunk
@@ -62,6 +62,9 @@ static_assert(std::size(kFastBits) == kFastVariants && (1u << kFastBits[kFastVar
 constexpr uint32_t kFastScanWorkgroupSizes[] = {256, 512, 1024};
 constexpr uint32_t kFastScanSizes = std::size(kFastScanWorkgroupSizes);
 constexpr uint32_t kFastScanChunksPerThread = 4;
+// The scatter's polls for what the scan beside it publishes: lavapipe counts a SIMD vector's
+// polls against its 65,535-iteration loop cap together (see radix_sort.cpp).
+constexpr uint32_t kMaxPollBudgetLavapipe = 1024;
 
 using detail::DeviceFunctions;
 using detail::divCeil;
@@ -82,6 +85,7 @@ uint32_t scatterSharedBytes(uint32_t histogram, uint32_t workgroup_size, uint32_
 }
 
 MaterialTuning clampTuning(MaterialTuning t, const DeviceFacts& d) {
+  if (d.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) t.poll_budget = std::min(t.poll_budget, kMaxPollBudgetLavapipe);
   // A power of two, holding whole subgroups of the largest size the device may pick.
   t.workgroup_size = floorPow2(std::clamp(t.workgroup_size, 32u, std::max(32u, d.max_workgroup_size)));
   t.workgroup_size = std::max(t.workgroup_size, floorPow2(d.max_subgroup_size));
@@ -113,6 +117,7 @@ struct MaterialSorter {
   VkPipeline fast_scatter[kFastVariants] = {};
   MaterialSorterProperties properties{};
   uint32_t max_groups_y = 0;
+  bool poll_atomic = true;  // the fast path's polls: atomic loads, else volatile ones
 };
 
 namespace {
@@ -128,16 +133,20 @@ struct PipelineSpec {
 VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const PipelineSpec& spec, uint32_t max_subgroups,
                         uint32_t required_subgroup_size, VkPipeline* out) {
   const uint32_t workgroup_size = spec.workgroup_size ? spec.workgroup_size : s.properties.tuning.workgroup_size;
-  const uint32_t values[] = {workgroup_size, max_subgroups, spec.histogram_size, s.properties.tuning.min_rounds,
-                             std::max(spec.bits, 1u)};
+  const uint32_t values[] = {workgroup_size,
+                             max_subgroups,
+                             spec.histogram_size,
+                             s.properties.tuning.min_rounds,
+                             std::max(spec.bits, 1u),
+                             s.poll_atomic ? VK_TRUE : VK_FALSE,
+                             s.properties.tuning.poll_budget};
   const VkSpecializationMapEntry entries[] = {
-      {VREN_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4},
-      {VREN_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
-      {VREN_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4},
-      {VREN_MATERIALS_SPEC_ROUNDS, 12, 4},
-      {VREN_MATERIALS_SPEC_BITS, 16, 4},
+      {VREN_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
+      {VREN_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4}, {VREN_MATERIALS_SPEC_ROUNDS, 12, 4},
+      {VREN_MATERIALS_SPEC_BITS, 16, 4},          {VREN_MATERIALS_SPEC_POLL_ATOMIC, 20, 4},
+      {VREN_MATERIALS_SPEC_POLL_BUDGET, 24, 4},
   };
-  const VkSpecializationInfo specialization{5, entries, sizeof(values), values};
+  const VkSpecializationInfo specialization{7, entries, sizeof(values), values};
   return detail::createComputePipeline(
       s.fn, s.device, s.allocator,
       {spec.code, spec.code_size, &specialization, s.layout, cache, required_subgroup_size}, out);
@@ -189,10 +198,14 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   s->allocator = info.allocator;
   s->fn = fn;
   s->properties.tuning = tuning;
+  // As the radix look-back's: NVIDIA's volatile loads are polls, and cheaper than atomic ones.
+  s->poll_atomic = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
   s->properties.subgroup_size = facts.subgroup_size;
   s->properties.max_material_count = max_materials;
-  // u32 pixel and slot indices with room to spare, and one allocation of u32 per pixel.
-  s->properties.max_pixel_count = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{1} << 31, facts.max_allocation / 4));
+  // u32 pixel and slot indices with room to spare, and one allocation of u32 per pixel; counts
+  // below 2^31, clear of the flag of the fast path's published words.
+  s->properties.max_pixel_count =
+      static_cast<uint32_t>(std::min<uint64_t>((uint64_t{1} << 31) - 1, facts.max_allocation / 4));
   s->properties.max_range_alignment = kMaxRangeAlignment;
   s->properties.max_workgroup_count_x = facts.max_groups[0];
   s->max_groups_y = facts.max_groups[1];
@@ -302,6 +315,13 @@ uint32_t roundsPerChunk(const MaterialSorter* s, uint32_t material_count) {
   return std::max(s->properties.tuning.min_rounds, divCeil(material_count, s->properties.tuning.workgroup_size));
 }
 
+// Words of chunk_counts: the chunks' counts; on the fast path also the words its scan publishes,
+// a prefix per chunk and a total per material (shaders/materials_published.glsl).
+uint64_t chunkCountsWords(const MaterialSorter* s, uint32_t material_count, uint32_t chunk_count) {
+  const uint64_t counts = uint64_t{material_count} * chunk_count;
+  return material_count <= s->properties.fast_material_count ? 2 * counts + material_count : counts;
+}
+
 uint64_t maxSlotCount(uint32_t pixel_count, uint32_t material_count, uint32_t alignment) {
   return uint64_t{pixel_count} + uint64_t{std::min(pixel_count, material_count)} * (std::max(alignment, 1u) - 1);
 }
@@ -321,7 +341,7 @@ MaterialSortRequirements getMaterialSortRequirements(const MaterialSorter* s, ui
   MaterialSortRequirements r{};
   r.chunk_size = roundsPerChunk(s, materials) * s->properties.tuning.workgroup_size;
   r.chunk_count = divCeil(pixel_count, r.chunk_size);
-  r.chunk_counts_size = std::max<VkDeviceSize>(1, VkDeviceSize{materials} * r.chunk_count) * 4;
+  r.chunk_counts_size = std::max<VkDeviceSize>(1, chunkCountsWords(s, materials, r.chunk_count)) * 4;
   r.counts_size = VkDeviceSize{materials} * 4;
   r.offsets_size = VkDeviceSize{materials} * 4;
   r.dispatch_size = VkDeviceSize{materials} * sizeof(VkDispatchIndirectCommand);
@@ -351,7 +371,7 @@ const char* validateMaterialSortInfo(const MaterialSorter* s, const MaterialSort
     return "pixel_count / shading_workgroup_size exceeds the device's 2D dispatch grid: use larger shading workgroups.";
 
   const MaterialSortRequirements req = getMaterialSortRequirements(s, info.pixel_count, info.material_count, o);
-  if (uint64_t{info.material_count} * req.chunk_count > UINT32_MAX)
+  if (chunkCountsWords(s, info.material_count, req.chunk_count) > UINT32_MAX)
     return "material_count times the chunk count exceeds 2^32: sort fewer pixels at a time.";
   if (maxSlotCount(info.pixel_count, info.material_count, o.range_alignment) > UINT32_MAX)
     return "pixel_count plus the padding of range_alignment exceeds 2^32 - 1 slots.";
@@ -447,20 +467,25 @@ void recordPadding(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialS
 // material_count <= fast_material_count: three dispatches, with or without padding, each ranking
 // with one ballot per ID bit (shaders/materials_fast.glsl). Offsets need every material's total,
 // so the scatter, which reads them all anyway, computes them (workgroup 0 writes them out) and
-// writes the padding slots: no step waits on a one-workgroup offsets pass. Timestamps 2 and 3
-// coincide.
-//   1. count    material-major histograms                  -> chunk_counts | barrier
-//   2. scan     a workgroup per material: row, total       -> chunk_counts, counts, dispatch | barrier
+// writes the padding slots: no step waits on a one-workgroup offsets pass. The scan and the
+// scatter run side by side, behind one barrier: the scatter polls for the words the scan
+// publishes (shaders/materials_published.glsl), where a barrier between them cost more than
+// the scan. Timestamps 1 to 3 coincide.
+//   1. count    material-major histograms, cleared words   -> chunk_counts | barrier
+//   2. scan     a workgroup per material: row, total       -> chunk_counts (published), counts, dispatch
 //   3. scatter  offsets, stable ranks, padding slots       -> offsets, new_to_old
 void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info,
                     const MaterialSortRequirements& req) {
   uint32_t v = 0;
   while ((1u << kFastBits[v]) < info.material_count) ++v;
   recordStep(s, cmd, info, "vren_radix materials: count", s->fast_count[v], req.chunk_count, 1);
+  timestamp(s, cmd, info, 2);
+  timestamp(s, cmd, info, 3);
   uint32_t scan = 0;
   while (scan + 1 < s->fast_scan_count && s->fast_scan_size[scan] * kFastScanChunksPerThread < req.chunk_count) ++scan;
-  recordStep(s, cmd, info, "vren_radix materials: scan", s->fast_scan[scan], info.material_count, 2);
-  timestamp(s, cmd, info, 3);
+  beginLabel(s, cmd, "vren_radix materials: scan");
+  dispatchGroups(s, cmd, s->fast_scan[scan], info.material_count);
+  endLabel(s, cmd);
   recordStep(s, cmd, info, "vren_radix materials: scatter", s->fast_scatter[v], req.chunk_count, 4, true);
 }
 

@@ -57,9 +57,16 @@ inline constexpr uint32_t kMaterialSortTimestampCount = 5;
 // times max(min_rounds, ceil(material_count / workgroup_size)) rounds: at least as many pixels
 // as materials, so that the per-chunk histogram work never exceeds the per-pixel work. (On the
 // fast path material_count <= workgroup_size, so a chunk is min_rounds rounds.)
+//
+// poll_budget: on the fast path the scan runs beside the scatter, which polls for the prefixes
+// and totals the scan publishes at most this many times per thread, and past that adds them up
+// from the chunks' counts itself (slow, but it waits on no other workgroup: Vulkan does not
+// promise that they run meanwhile). 0 reads nothing published: every scatter workgroup adds up
+// its own. At most 1024 on lavapipe, whose loops run at most 65,535 iterations.
 struct MaterialTuning {
   uint32_t workgroup_size = 256;
   uint32_t min_rounds = 8;
+  uint32_t poll_budget = 4096;
 };
 
 struct MaterialSorterCreateInfo {
@@ -116,7 +123,7 @@ struct MaterialSortOptions {
 };
 
 struct MaterialSortRequirements {
-  VkDeviceSize chunk_counts_size;  // scratch: u32 [material_count * chunk_count], layout internal
+  VkDeviceSize chunk_counts_size;  // scratch: u32 per chunk and material, and more; layout internal
   VkDeviceSize counts_size;        // u32 [material_count]
   VkDeviceSize offsets_size;       // u32 [material_count]
   VkDeviceSize dispatch_size;      // VkDispatchIndirectCommand [material_count]
@@ -148,7 +155,7 @@ struct MaterialSortInfo {
   // Optional: kMaterialSortTimestampCount timestamps (queries reset by the caller) from
   // first_query: before step 1, after step 1 (count), after step 2 (scan), after steps 3-4
   // (offsets, dispatch), after step 5 (scatter, and padding). On the path for few materials
-  // (see cmdSortMaterials) the third and fourth are taken at the same point.
+  // (see cmdSortMaterials) the second, third and fourth are taken at the same point.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
 };
@@ -159,16 +166,17 @@ const char* validateMaterialSortInfo(const MaterialSorter* sorter, const Materia
 // Records the material sort into `cmd`. Records only: no allocation, submission or wait. Binds
 // compute pipelines and sets push constants: rebind yours afterwards.
 //
-// Steps (each ends with a compute-to-compute barrier, except the last):
+// Steps (each ends with a compute-to-compute barrier, except the last; see the fast path below):
 //   1. count    per chunk and material, shared histogram   -> chunk_counts
 //   2. scan     per material over chunks, exclusive        -> chunk_counts, counts
 //   3-4. offsets, dispatch arguments (one workgroup)        -> offsets, dispatch
 //   5. scatter  stable rank within material                 -> new_to_old
 //      (padding slots, with range_alignment > 1, are written beside step 5)
 // With material_count <= fast_material_count (see MaterialSorterProperties), the call records
-// three dispatches, padding or not: count; scan (counts, dispatch); scatter, which also writes
-// offsets and the padding slots. The timestamps after step 2 and after steps 3-4 are taken at
-// the same point.
+// three dispatches, padding or not: count, a barrier, then side by side the scan (counts,
+// dispatch) and the scatter, which polls for the scan's results and also writes offsets and the
+// padding slots. The timestamps after steps 1, 2 and 3-4 are taken at the same point, after the
+// count.
 //
 // Synchronisation contract:
 // - First access: step 1 reads material_ids and writes chunk_counts at
