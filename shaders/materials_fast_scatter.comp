@@ -4,7 +4,7 @@
 //   new_to_old[offsets[m] + rank] = pixel,
 // and the padding slots.
 //
-// Offsets: every workgroup loads the M totals (from step 2) and scans them, padded to
+// Offsets: every workgroup has the M totals (from step 2) and scans them, padded to
 // range_alignment, beside its chunk's own scan over materials (phase 3); workgroup 0 writes them
 // to offsets. That costs each workgroup one load per material thread, issued with its chunk's
 // prefixes, where a one-workgroup offsets step between the scan and this one cost a serial
@@ -25,8 +25,8 @@
 //     pixels of m in earlier subgroups' segments      (scan of s_count over subgroups, phase 3)
 //   + pixels of m in earlier rounds of this segment   (the owning lane's running count, phase 2)
 //   + pixels of m in earlier lanes of this round      (bit count of the peers below the lane)
-// and its destination that plus offsets[m] + chunk_counts[m][chunk] (pixels of m in earlier
-// chunks, from step 2), so pixels keep their scan order within each material: the map is stable.
+// and its destination that plus offsets[m] + the pixels of m in earlier chunks (from step 2), so
+// pixels keep their scan order within each material: the map is stable.
 // Its chunk-local position, in the chunk sorted by material, is the rank plus the chunk's pixels
 // of lower materials (the material's start).
 // The running counts live in registers of the lanes that own the materials, and a lane reads its
@@ -140,9 +140,10 @@ void main() {
       uint count = m < materials ? s_range_count[m] : PUBLISHED;
       uint earlier_chunks = m < materials ? s_delta[m] : PUBLISHED;
       // Words still unpublished: the material's lane adds its row of chunk counts up, complete
-      // since the count step, 4 at a time (so that lavapipe's cap of 65,535 iterations a loop
-      // covers 262,140 chunks, more than its 128 MiB buffers hold at the default tuning). Lanes
-      // of the whole subgroup sharing each row cost 11 more registers, and a workgroup per SM.
+      // since the count step, 4 at a time. (Lanes of the whole subgroup sharing each row cost 11
+      // more registers, and a workgroup per SM. lavapipe, which never gets here unless the
+      // budget is 0, stops an invocation's loops after 65,535 iterations in all: materials.cpp
+      // refuses sorts that would reach that.)
       if ((count & earlier_chunks & PUBLISHED) == 0u) {
         const uint row_begin = m * pc.chunk_count;
         uvec2 sums = uvec2(0u);  // x: chunks before this one, y: all

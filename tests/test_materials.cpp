@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -173,6 +174,27 @@ size_t firstMismatch(const T* got, const std::vector<T>& want) {
   return want.size();
 }
 
+// The fast path's scan publishes, whatever the scatter read, every chunk's prefix and every
+// total with the flag that tells them from cleared words (an internal layout, checked here
+// because a word published without its flag would only make the scatter slow: it would add
+// its prefixes up itself): after the chunks' counts, [material][chunk] prefixes, then totals.
+void checkPublished(SortBuffers& b, const std::vector<uint32_t>& ids, uint32_t materials) {
+  constexpr uint32_t kPublished = 1u << 31;
+  const uint32_t chunks = b.req.chunk_count;
+  std::vector<uint32_t> want(size_t{materials} * chunks + materials, 0);  // counts, then exclusive sums
+  for (uint32_t p = 0; p < ids.size(); ++p) ++want[size_t{std::min(ids[p], materials - 1)} * chunks + p / b.req.chunk_size];
+  for (uint32_t m = 0; m < materials; ++m) {
+    uint32_t sum = 0;
+    for (uint32_t c = 0; c < chunks; ++c) sum += std::exchange(want[size_t{m} * chunks + c], sum);
+    want[size_t{materials} * chunks + m] = sum;
+  }
+  const uint32_t* published = b.chunk_counts.data() + size_t{materials} * chunks;
+  size_t bad = 0;
+  while (bad < want.size() && published[bad] == (kPublished | want[bad])) ++bad;
+  CHECK_MESSAGE(bad == want.size(), "published word " << bad << " = " << published[bad] << ", expected "
+                                                      << (bad < want.size() ? kPublished | want[bad] : 0));
+}
+
 // Sorts on the GPU and compares every output with the CPU reference.
 void checkSort(const std::vector<uint32_t>& ids, uint32_t materials, const MaterialSortOptions& o,
                const std::string& label, const MaterialSorter* sorter = nullptr) {
@@ -213,6 +235,7 @@ void checkSort(const std::vector<uint32_t>& ids, uint32_t materials, const Mater
   CHECK(std::all_of(tail, b.new_to_old.data() + b.req.new_to_old_size / 4, [](uint32_t w) { return w == kPoison; }));
   CHECK(want.new_to_old.size() <= b.req.max_slot_count);
   CHECK(std::equal(ids.begin(), ids.end(), b.ids.data()));
+  if (materials <= props.fast_material_count) checkPublished(b, ids, materials);
   for (Guarded* g : {&b.ids, &b.chunk_counts, &b.counts, &b.offsets, &b.dispatch, &b.new_to_old})
     CHECK_MESSAGE(g->guardsIntact(), "a guard word around a buffer range was overwritten");
 }
@@ -448,6 +471,32 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path with and without the scan's pub
         checkSort(randomIds(n, materials), materials, o, "random", sorter);
       }
       checkSort(blockIds(97, 3 * c / 97 + 1, materials), materials, aligned(4), "blocks", sorter);
+    }
+  }
+}
+
+// lavapipe stops an invocation's loops after 65,535 iterations in all. With a poll budget of 0
+// (a test setting) the fast path's scatter adds every prefix up in loops of ceil(materials /
+// lanes) * ceil(chunks / 4) iterations, so there validation refuses sorts past 60,000 of them,
+// and only there, and only with that budget.
+TEST_CASE_FIXTURE(GpuTest, "materials: a poll budget of 0 within lavapipe's loop cap") {
+  MaterialTuning own_sums = getMaterialSorterProperties(materialSorter()).tuning;
+  own_sums.poll_budget = 0;
+  const bool lavapipe = context().device().name.rfind("llvmpipe", 0) == 0;
+  for (MaterialSorter* sorter : {materialSorter(), materialSorter(&own_sums)}) {
+    const auto props = getMaterialSorterProperties(sorter);
+    const uint32_t materials = props.fast_material_count;
+    const uint32_t passes = (materials + props.subgroup_size - 1) / props.subgroup_size;
+    for (const uint64_t quads : {uint64_t{60000 / passes}, uint64_t{60000 / passes + 1}}) {  // of chunks
+      const uint64_t pixels = 4 * quads * chunkSize(materials, sorter);
+      if (pixels > props.max_pixel_count) continue;
+      MaterialSortInfo info;
+      info.pixel_count = static_cast<uint32_t>(pixels);
+      info.material_count = materials;
+      const char* why = validateMaterialSortInfo(sorter, info);
+      const bool refused = why && std::strstr(why, "poll budget") != nullptr;
+      INFO("poll budget " << props.tuning.poll_budget << ", " << pixels << " pixels: " << std::string(why ? why : "valid"));
+      CHECK(refused == (lavapipe && props.tuning.poll_budget == 0 && passes * quads > 60000));
     }
   }
 }

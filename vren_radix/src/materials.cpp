@@ -62,9 +62,15 @@ static_assert(std::size(kFastBits) == kFastVariants && (1u << kFastBits[kFastVar
 constexpr uint32_t kFastScanWorkgroupSizes[] = {256, 512, 1024};
 constexpr uint32_t kFastScanSizes = std::size(kFastScanWorkgroupSizes);
 constexpr uint32_t kFastScanChunksPerThread = 4;
-// The scatter's polls for what the scan beside it publishes: lavapipe counts a SIMD vector's
-// polls against its 65,535-iteration loop cap together (see radix_sort.cpp).
+// The scatter's rounds of polls for what the scan beside it publishes, at most: lavapipe counts a
+// SIMD vector's polls against its 65,535-iteration loop cap together (see radix_sort.cpp).
+constexpr uint32_t kMaxPollBudget = 1u << 16;
 constexpr uint32_t kMaxPollBudgetLavapipe = 1024;
+// lavapipe stops an invocation's loops after 65,535 iterations in all. It runs dispatches one
+// after the other, so its scatter finds every word published, unless the budget is 0: then its
+// fallback loops, ceil(materials / subgroup size) * ceil(chunks / 4) iterations, must stay below
+// this, which leaves room for the shader's other loops.
+constexpr uint64_t kMaxFallbackIterationsLavapipe = 60000;
 
 using detail::DeviceFunctions;
 using detail::divCeil;
@@ -85,7 +91,7 @@ uint32_t scatterSharedBytes(uint32_t histogram, uint32_t workgroup_size, uint32_
 }
 
 MaterialTuning clampTuning(MaterialTuning t, const DeviceFacts& d) {
-  if (d.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) t.poll_budget = std::min(t.poll_budget, kMaxPollBudgetLavapipe);
+  t.poll_budget = std::min(t.poll_budget, d.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? kMaxPollBudgetLavapipe : kMaxPollBudget);
   // A power of two, holding whole subgroups of the largest size the device may pick.
   t.workgroup_size = floorPow2(std::clamp(t.workgroup_size, 32u, std::max(32u, d.max_workgroup_size)));
   t.workgroup_size = std::max(t.workgroup_size, floorPow2(d.max_subgroup_size));
@@ -118,6 +124,7 @@ struct MaterialSorter {
   MaterialSorterProperties properties{};
   uint32_t max_groups_y = 0;
   bool poll_atomic = true;  // the fast path's polls: atomic loads, else volatile ones
+  bool lavapipe = false;    // its loop cap bounds the fast path's fallback (kMaxFallbackIterationsLavapipe)
 };
 
 namespace {
@@ -200,6 +207,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   s->properties.tuning = tuning;
   // As the radix look-back's: NVIDIA's volatile loads are polls, and cheaper than atomic ones.
   s->poll_atomic = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
+  s->lavapipe = facts.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE;
   s->properties.subgroup_size = facts.subgroup_size;
   s->properties.max_material_count = max_materials;
   // u32 pixel and slot indices with room to spare, and one allocation of u32 per pixel; counts
@@ -372,7 +380,10 @@ const char* validateMaterialSortInfo(const MaterialSorter* s, const MaterialSort
 
   const MaterialSortRequirements req = getMaterialSortRequirements(s, info.pixel_count, info.material_count, o);
   if (chunkCountsWords(s, info.material_count, req.chunk_count) > UINT32_MAX)
-    return "material_count times the chunk count exceeds 2^32: sort fewer pixels at a time.";
+    return "The scratch for material_count materials and pixel_count pixels exceeds 2^32 words: sort fewer pixels at a time.";
+  if (s->lavapipe && p.tuning.poll_budget == 0 && info.material_count <= p.fast_material_count &&
+      uint64_t{divCeil(info.material_count, p.subgroup_size)} * divCeil(req.chunk_count, 4) > kMaxFallbackIterationsLavapipe)
+    return "With MaterialTuning::poll_budget 0, lavapipe cannot run the loops this many pixels need: use a poll budget above 0.";
   if (maxSlotCount(info.pixel_count, info.material_count, o.range_alignment) > UINT32_MAX)
     return "pixel_count plus the padding of range_alignment exceeds 2^32 - 1 slots.";
   if (!info.chunk_counts.buffer || !info.counts.buffer || !info.offsets.buffer || !info.dispatch.buffer)

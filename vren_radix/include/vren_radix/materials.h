@@ -58,11 +58,14 @@ inline constexpr uint32_t kMaterialSortTimestampCount = 5;
 // as materials, so that the per-chunk histogram work never exceeds the per-pixel work. (On the
 // fast path material_count <= workgroup_size, so a chunk is min_rounds rounds.)
 //
-// poll_budget: on the fast path the scan runs beside the scatter, which polls for the prefixes
-// and totals the scan publishes at most this many times per thread, and past that adds them up
-// from the chunks' counts itself (slow, but it waits on no other workgroup: Vulkan does not
-// promise that they run meanwhile). 0 reads nothing published: every scatter workgroup adds up
-// its own. At most 1024 on lavapipe, whose loops run at most 65,535 iterations.
+// poll_budget: on the fast path the scan runs beside the scatter, whose threads read the prefixes
+// and totals the scan publishes in at most this many rounds of polls each, and past that add
+// them up from the chunks' counts themselves (slow, but no workgroup waits on another: Vulkan
+// does not promise that they run meanwhile). It bounds how long a scatter workgroup can wait.
+// 0 reads nothing published: every scatter workgroup adds up its own (a test setting; on
+// lavapipe, whose loops stop after 65,535 iterations, validateMaterialSortInfo then refuses the
+// largest sorts: at 8 lanes, over about 15 million pixels of 64 materials, or 120 million of 8).
+// At most 65,536, and 1024 on lavapipe.
 struct MaterialTuning {
   uint32_t workgroup_size = 256;
   uint32_t min_rounds = 8;
@@ -94,7 +97,7 @@ struct MaterialSorterProperties {
   MaterialTuning tuning;           // after clamping
   uint32_t subgroup_size;          // the size the passes run at (pinned or the device default)
   uint32_t max_material_count;     // bounded by shared memory: at least 4096 with 32 KiB
-  uint32_t max_pixel_count;
+  uint32_t max_pixel_count;       // below 2^31, and a u32 per pixel in one allocation
   uint32_t max_range_alignment;    // 1024
   uint32_t max_workgroup_count_x;  // dispatch arguments are clamped to this
   // Material counts up to this (64, or the workgroup size if smaller; less, or 0, if a chunk of
@@ -136,7 +139,9 @@ struct MaterialSortRequirements {
   VkBufferUsageFlags dispatch_usage;  // the dispatch buffer needs these too (INDIRECT_BUFFER)
 };
 
-// Sizes for sorting pixel_count pixels of material_count materials. material_count must be in
+// Sizes for sorting pixel_count pixels of material_count materials; ask with the material count
+// you will sort: the scratch need not grow with it (the fast path's takes more words per chunk,
+// and more materials make larger chunks). material_count must be in
 // [1, max_material_count], pixel_count at most max_pixel_count, and options valid (see
 // validateMaterialSortInfo).
 MaterialSortRequirements getMaterialSortRequirements(const MaterialSorter* sorter, uint32_t pixel_count,
@@ -155,7 +160,8 @@ struct MaterialSortInfo {
   // Optional: kMaterialSortTimestampCount timestamps (queries reset by the caller) from
   // first_query: before step 1, after step 1 (count), after step 2 (scan), after steps 3-4
   // (offsets, dispatch), after step 5 (scatter, and padding). On the path for few materials
-  // (see cmdSortMaterials) the second, third and fourth are taken at the same point.
+  // (see cmdSortMaterials) the second, third and fourth are taken at the same point, after the
+  // count, and the scan runs between them and the fifth, beside the scatter.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
 };
