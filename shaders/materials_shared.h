@@ -13,7 +13,7 @@
 // Fast path: bits per material ID, material_count <= 2^BITS (one pipeline per width).
 #define VREN_MATERIALS_SPEC_BITS 4
 // Fast path: the scan publishes beside the scatter, which polls with atomic loads (else volatile
-// loads) at most POLL_BUDGET times per thread (0: reads nothing published).
+// loads) in at most POLL_BUDGET rounds per thread (0: reads nothing published).
 #define VREN_MATERIALS_SPEC_POLL_ATOMIC 5
 #define VREN_MATERIALS_SPEC_POLL_BUDGET 6
 

@@ -455,13 +455,19 @@ void dispatchGroups(const MaterialSorter* s, VkCommandBuffer cmd, VkPipeline pip
   s->fn.cmdDispatch(cmd, x, divCeil(groups, x), 1);
 }
 
+// A dispatch inside its debug label.
+void recordLabelled(const MaterialSorter* s, VkCommandBuffer cmd, const char* name, VkPipeline pipeline,
+                    uint32_t groups) {
+  beginLabel(s, cmd, name);
+  dispatchGroups(s, cmd, pipeline, groups);
+  endLabel(s, cmd);
+}
+
 // One labelled step: its dispatch, a barrier before the next step unless it is the last, and
 // the timestamp that closes it.
 void recordStep(const MaterialSorter* s, VkCommandBuffer cmd, const MaterialSortInfo& info, const char* name,
                 VkPipeline pipeline, uint32_t groups, uint32_t closing_timestamp, bool last = false) {
-  beginLabel(s, cmd, name);
-  dispatchGroups(s, cmd, pipeline, groups);
-  endLabel(s, cmd);
+  recordLabelled(s, cmd, name, pipeline, groups);
   if (!last) computeToComputeBarrier(s, cmd);
   timestamp(s, cmd, info, closing_timestamp);
 }
@@ -494,9 +500,7 @@ void recordFastPath(const MaterialSorter* s, VkCommandBuffer cmd, const Material
   timestamp(s, cmd, info, 3);
   uint32_t scan = 0;
   while (scan + 1 < s->fast_scan_count && s->fast_scan_size[scan] * kFastScanChunksPerThread < req.chunk_count) ++scan;
-  beginLabel(s, cmd, "vren_radix materials: scan");
-  dispatchGroups(s, cmd, s->fast_scan[scan], info.material_count);
-  endLabel(s, cmd);
+  recordLabelled(s, cmd, "vren_radix materials: scan", s->fast_scan[scan], info.material_count);  // no barrier
   recordStep(s, cmd, info, "vren_radix materials: scatter", s->fast_scatter[v], req.chunk_count, 4, true);
 }
 
