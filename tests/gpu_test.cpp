@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <utility>
 
 #include <doctest/doctest.h>
@@ -26,7 +25,11 @@ void collect(const std::string& message) {
 std::unique_ptr<Context> makeContext(const TuningConfig* tuning) {
   ContextOptions options;
   options.validation = true;
-  options.synchronization_validation = std::getenv("VREN_RADIX_TEST_SYNC_VALIDATION") != nullptr;
+#ifdef VREN_RADIX_TEST_NO_SYNC_VALIDATION
+  options.synchronization_validation = false;
+#else
+  options.synchronization_validation = true;  // missing barriers are reported as hazards
+#endif
   options.on_message = collect;
   options.tuning = tuning;
   std::string error;
@@ -40,40 +43,14 @@ std::unique_ptr<Context> makeContext(const TuningConfig* tuning) {
 
 }  // namespace
 
-// VREN_RADIX_TEST_DIGIT_BITS=8 runs the suites with 8-bit digits; 4 (the default) otherwise.
-uint32_t testDigitBits() {
-  const char* env = std::getenv("VREN_RADIX_TEST_DIGIT_BITS");
-  return env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 4u;
-}
-
-// VREN_RADIX_TEST_LOOKBACK=0 runs the suites without the small sorts' look-back, so that every
-// sort takes the count, scan and scatter passes.
-bool testLookback() {
-  const char* env = std::getenv("VREN_RADIX_TEST_LOOKBACK");
-  return !env || std::strcmp(env, "0") != 0;
-}
-
 Context& context() {
   static std::unique_ptr<Context> ctx = [] {
     auto c = makeContext(nullptr);
-    if (testDigitBits() != getSorterProperties(c->sorter()).tuning.digit_bits || !testLookback()) {
-      // The device's own tuning with the digit width and look-back asked for.
-      TuningConfig tuning = getSorterProperties(c->sorter()).tuning;
-      tuning.digit_bits = testDigitBits();
-      if (!testLookback()) tuning.lookback_max_count = 0;
-      c.reset();
-      c = makeContext(&tuning);
-    }
     const auto& d = c->device();
     const auto props = getSorterProperties(c->sorter());
     std::printf("device: %s (%s), subgroup size %u, tile %u keys, %u-bit digits, look-back tile %u keys\n",
                 d.name.c_str(), d.driver.c_str(), d.subgroup_size, props.tile_size, props.tuning.digit_bits,
                 props.lookback_tile_size);
-    if (props.tuning.digit_bits != testDigitBits()) {
-      std::fprintf(stderr, "Expected %u-bit digits but the sorter runs %u.\n", testDigitBits(),
-                   props.tuning.digit_bits);
-      std::exit(1);
-    }
     // The suite runs once per subgroup size; make sure each run really got the one it asked for.
     if (const char* expected = std::getenv("VREN_RADIX_TEST_EXPECT_SUBGROUP_SIZE")) {
       if (std::strtoul(expected, nullptr, 10) != d.subgroup_size) {
@@ -86,19 +63,36 @@ Context& context() {
   return *ctx;
 }
 
-Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t lookback_max_count,
-                           uint32_t lookback_poll_budget) {
-  if (!testLookback()) lookback_max_count = 0;
-  static std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, std::unique_ptr<Context>> contexts;
-  auto& slot = contexts[{workgroup_size, keys_per_thread, lookback_max_count, lookback_poll_budget}];
-  if (!slot) {
-    TuningConfig tuning{workgroup_size, keys_per_thread, testDigitBits()};
-    tuning.lookback_keys_per_thread = keys_per_thread;
-    tuning.lookback_max_count = lookback_max_count;
-    tuning.lookback_poll_budget = lookback_poll_budget;
-    slot = makeContext(&tuning);
-  }
+Context& contextWithTuning(const TuningConfig& t) {
+  auto key = [](const TuningConfig& c) {
+    return std::vector<uint32_t>{c.workgroup_size,     c.keys_per_thread,          c.digit_bits,
+                                 c.lookback_max_count, c.lookback_keys_per_thread, c.lookback_poll_budget};
+  };
+  // The default context first: statics die in reverse order. Its own tuning needs no other.
+  Context& device_default = context();
+  if (key(t) == key(getSorterProperties(device_default.sorter()).tuning)) return device_default;
+  static std::map<std::vector<uint32_t>, std::unique_ptr<Context>> contexts;
+  auto& slot = contexts[key(t)];
+  if (!slot) slot = makeContext(&t);
   return *slot;
+}
+
+Context& pathContext(const SortPath& path, uint32_t workgroup_size, uint32_t keys_per_thread) {
+  TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
+  if (workgroup_size) {
+    tuning.workgroup_size = workgroup_size;
+    tuning.keys_per_thread = keys_per_thread;
+    tuning.lookback_keys_per_thread = keys_per_thread;
+  }
+  tuning.digit_bits = path.digit_bits;
+  if (!path.lookback) tuning.lookback_max_count = 0;
+  Context& ctx = contextWithTuning(tuning);
+  REQUIRE(getSorterProperties(ctx.sorter()).tuning.digit_bits == path.digit_bits);
+  return ctx;
+}
+
+bool onCpuDevice() {
+  return context().device().type == "CPU";
 }
 
 std::vector<std::string> takeValidationMessages() {

@@ -11,21 +11,31 @@
 
 namespace vren::radix::test {
 
-// Created on first use with VK_LAYER_KHRONOS_validation on. Aborts the run if it cannot be made.
+// Created on first use with VK_LAYER_KHRONOS_validation and (but in the sanitizer build)
+// synchronization validation on, with the device's own tuning. Aborts the run if it cannot be made.
 Context& context();
 
-// A context with a given tuning (e.g. tiny tiles, so that every size across two tiles is cheap)
-// and the digit width of the run; the look-back on the same tile, as asked unless the run turns
-// it off.
-Context& contextWithTuning(uint32_t workgroup_size, uint32_t keys_per_thread,
-                           uint32_t lookback_max_count = TuningConfig{}.lookback_max_count,
-                           uint32_t lookback_poll_budget = TuningConfig{}.lookback_poll_budget);
+// A context whose sorter runs `tuning` (cached: one per distinct tuning in a process).
+Context& contextWithTuning(const TuningConfig& tuning);
 
-// The digit width the run tests: VREN_RADIX_TEST_DIGIT_BITS, 4 if unset.
-uint32_t testDigitBits();
+// The sort's paths. Every sort case runs on each: the device's tuning, whose small sorts take the
+// look-back on 8-bit digits; and the count, scan and scatter passes alone (look-back off) with
+// 4-bit and with 8-bit digits.
+struct SortPath {
+  const char* name;
+  uint32_t digit_bits;
+  bool lookback;
+};
+inline constexpr SortPath kSortPaths[] = {
+    {"look-back for small sorts", 4, true}, {"4-bit passes", 4, false}, {"8-bit passes", 8, false}};
 
-// Whether the run tests the small sorts' look-back: VREN_RADIX_TEST_LOOKBACK=0 turns it off.
-bool testLookback();
+// The path's context: the device's tuning, or `workgroup_size` x `keys_per_thread` tiles (with the
+// look-back on tiles of the same shape) where those are non-zero; the path's digit width; the
+// look-back off unless the path takes it.
+Context& pathContext(const SortPath& path, uint32_t workgroup_size = 0, uint32_t keys_per_thread = 0);
+
+// Whether the device is a CPU implementation (lavapipe): large sizes run only elsewhere.
+bool onCpuDevice();
 
 // Validation messages received since the last call.
 std::vector<std::string> takeValidationMessages();

@@ -59,17 +59,9 @@ MaterialSorter* createdSorter(const MaterialTuning* tuning) {
   return sorters.emplace(key, SorterPtr(raw, destroyMaterialSorter)).first->second.get();
 }
 
-// The sorter for `tuning` (null: the library's default). VREN_RADIX_TEST_MATERIAL_POLL_BUDGET
-// replaces every tuning's poll_budget: 0 runs the tests with the fast path's scatter adding up
-// every prefix and total itself, reading nothing its scan publishes.
+// The sorter for `tuning` (null: the library's default).
 MaterialSorter* materialSorter(const MaterialTuning* tuning = nullptr) {
-  static const char* budget = std::getenv("VREN_RADIX_TEST_MATERIAL_POLL_BUDGET");
-  if (!budget || !*budget) return createdSorter(tuning);
-  MaterialTuning t = tuning ? *tuning : getMaterialSorterProperties(createdSorter(nullptr)).tuning;
-  t.poll_budget = static_cast<uint32_t>(std::strtoul(budget, nullptr, 10));
-  static const bool logged = (std::printf("material sorter poll budget: %u\n", t.poll_budget), true);
-  (void)logged;
-  return createdSorter(&t);
+  return createdSorter(tuning);
 }
 
 struct Reference {
@@ -361,7 +353,8 @@ TEST_CASE_FIXTURE(GpuTest, "materials: shading workgroup sizes, and a 2D dispatc
   checkSort(ids, 4, o, "2D grid");
 }
 
-TEST_CASE_FIXTURE(GpuTest, "materials: every size across two small chunks, tiny workgroups") {
+TEST_CASE_FIXTURE(GpuTest, "materials: every size across two small chunks, tiny workgroups" *
+                               doctest::test_suite("subgroup")) {
   const MaterialTuning tiny{32, 1};
   MaterialSorter* sorter = materialSorter(&tiny);
   const uint32_t c = chunkSize(5, sorter);
@@ -381,7 +374,8 @@ TEST_CASE_FIXTURE(GpuTest, "materials: every size across two small chunks, tiny 
 
 // Material counts up to fast_material_count take the fast path (materials_fast_*.comp), the
 // rest the general one: both sides of the limit, at the chunk-size edges.
-TEST_CASE_FIXTURE(GpuTest, "materials: both sides of the fast path's material limit") {
+TEST_CASE_FIXTURE(GpuTest, "materials: both sides of the fast path's material limit" *
+                               doctest::test_suite("subgroup")) {
   const uint32_t limit = getMaterialSorterProperties(materialSorter()).fast_material_count;
   REQUIRE(limit >= 32);
   for (uint32_t materials : {1u, 2u, 3u, limit - 1, limit, limit + 1}) {
@@ -406,7 +400,7 @@ TEST_CASE_FIXTURE(GpuTest, "materials: both sides of the fast path's material li
 // count materials k * S + lane in pass k (S = subgroup size): both sides of each width and of
 // each pass boundary. Cyclic IDs put a different material on every lane of a round, so that every
 // rank comes through another lane's running count.
-TEST_CASE_FIXTURE(GpuTest, "materials: fast path ID widths and owned-count passes") {
+TEST_CASE_FIXTURE(GpuTest, "materials: fast path ID widths and owned-count passes" * doctest::test_suite("subgroup")) {
   MaterialSorter* sorter = materialSorter();
   const auto props = getMaterialSorterProperties(sorter);
   const uint32_t s = props.subgroup_size, limit = props.fast_material_count;
@@ -457,10 +451,15 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path with many chunks per scan threa
 // widths, one chunk and many (more chunks than the subgroup's lanes, a last chunk cut short),
 // materials absent from some chunks, the void material and aligned ranges. The default budget
 // runs the same inputs, so each case is also checked against the published words.
-TEST_CASE_FIXTURE(GpuTest, "materials: fast path with and without the scan's published words") {
+TEST_CASE_FIXTURE(GpuTest, "materials: fast path with and without the scan's published words" *
+                               doctest::test_suite("subgroup")) {
   MaterialTuning own_sums = getMaterialSorterProperties(materialSorter()).tuning;
   own_sums.poll_budget = 0;
-  for (MaterialSorter* sorter : {materialSorter(), materialSorter(&own_sums)}) {
+  // One read per word and no polls: on a GPU, the first scatter workgroups find some words
+  // published and some not, and add up the rest themselves.
+  MaterialTuning one_poll = own_sums;
+  one_poll.poll_budget = 1;
+  for (MaterialSorter* sorter : {materialSorter(), materialSorter(&own_sums), materialSorter(&one_poll)}) {
     const auto props = getMaterialSorterProperties(sorter);
     INFO("poll budget " << props.tuning.poll_budget);
     for (uint32_t materials : {1u, 5u, 8u, 9u, props.fast_material_count}) {
@@ -479,7 +478,7 @@ TEST_CASE_FIXTURE(GpuTest, "materials: fast path with and without the scan's pub
 // (a test setting) the fast path's scatter adds every prefix up in loops of ceil(materials /
 // lanes) * ceil(chunks / 4) iterations, so there validation refuses sorts past 60,000 of them,
 // and only there, and only with that budget.
-TEST_CASE_FIXTURE(GpuTest, "materials: a poll budget of 0 within lavapipe's loop cap") {
+TEST_CASE_FIXTURE(GpuTest, "materials: a poll budget of 0 within lavapipe's loop cap" * doctest::test_suite("host")) {
   MaterialTuning own_sums = getMaterialSorterProperties(materialSorter()).tuning;
   own_sums.poll_budget = 0;
   const bool lavapipe = context().device().name.rfind("llvmpipe", 0) == 0;
@@ -503,7 +502,7 @@ TEST_CASE_FIXTURE(GpuTest, "materials: a poll budget of 0 within lavapipe's loop
 
 // The fast path unrolls min_rounds rounds per thread: odd and large counts, and workgroups of
 // one and of several subgroups; at 512 threads the scan's narrowest width is the tuning's.
-TEST_CASE_FIXTURE(GpuTest, "materials: fast path tunings") {
+TEST_CASE_FIXTURE(GpuTest, "materials: fast path tunings" * doctest::test_suite("subgroup")) {
   for (const MaterialTuning tuning :
        {MaterialTuning{32, 3}, MaterialTuning{64, 1}, MaterialTuning{128, 16}, MaterialTuning{512, 2}}) {
     MaterialSorter* sorter = materialSorter(&tuning);
@@ -615,7 +614,7 @@ TEST_CASE_FIXTURE(GpuTest, "materials: indirect dispatches visit every shaded pi
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "materials: validateMaterialSortInfo names what is wrong") {
+TEST_CASE_FIXTURE(GpuTest, "materials: validateMaterialSortInfo names what is wrong" * doctest::test_suite("host")) {
   const MaterialSorter* sorter = materialSorter();
   const auto props = getMaterialSorterProperties(sorter);
   const auto fake = [](uintptr_t v) { return reinterpret_cast<VkBuffer>(v); };
@@ -686,7 +685,7 @@ TEST_CASE_FIXTURE(GpuTest, "materials: validateMaterialSortInfo names what is wr
   CHECK(validateMaterialSortInfo(sorter, i) == nullptr);
 }
 
-TEST_CASE_FIXTURE(GpuTest, "materials: creation fails cleanly") {
+TEST_CASE_FIXTURE(GpuTest, "materials: creation fails cleanly" * doctest::test_suite("host")) {
   Context& ctx = context();
   MaterialSorterCreateInfo info;
   info.instance = ctx.instance();
@@ -764,7 +763,7 @@ struct TempDir {
 
 }  // namespace
 
-TEST_CASE("materials CLI: bad input fails with one clear message and writes nothing") {
+TEST_CASE("materials CLI: bad input fails with one clear message and writes nothing" * doctest::test_suite("host")) {
   TempDir dir;
   const std::string ids = (dir.path / "ids.u32").string();
   const std::string out = (dir.path / "out").string();

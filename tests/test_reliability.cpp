@@ -29,6 +29,31 @@ namespace {
 constexpr uint32_t kPoison = 0xDCDCDCDCu;
 constexpr uint32_t kCanary = 0xC0FFEE11u;
 
+// Pipelines that are never compiled, for sorters that only answer queries or are only created
+// and destroyed: lavapipe compiles each pipeline at creation, which would make these checks take
+// seconds each. Handles count up from 1, and g_uncompiled_live counts those not yet destroyed.
+std::atomic<uint64_t> g_uncompiled_next{1};
+std::atomic<int64_t> g_uncompiled_live{0};
+
+VKAPI_ATTR VkResult VKAPI_CALL uncompiledPipelines(VkDevice, VkPipelineCache, uint32_t count,
+                                                   const VkComputePipelineCreateInfo*, const VkAllocationCallbacks*,
+                                                   VkPipeline* pipelines) {
+  for (uint32_t i = 0; i < count; ++i) pipelines[i] = reinterpret_cast<VkPipeline>(g_uncompiled_next++);
+  g_uncompiled_live += count;
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL destroyUncompiled(VkDevice, VkPipeline pipeline, const VkAllocationCallbacks*) {
+  if (pipeline) --g_uncompiled_live;
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL uncompiledGetDeviceProcAddr(VkDevice device, const char* name) {
+  if (std::strcmp(name, "vkCreateComputePipelines") == 0)
+    return reinterpret_cast<PFN_vkVoidFunction>(uncompiledPipelines);
+  if (std::strcmp(name, "vkDestroyPipeline") == 0) return reinterpret_cast<PFN_vkVoidFunction>(destroyUncompiled);
+  return vkGetDeviceProcAddr(device, name);
+}
+
 // What both failure injectors below count: calls, the one failed on purpose (the fail_at-th,
 // 0-based), and frees of blocks or handles they never handed out.
 class FailureCounter {
@@ -144,7 +169,7 @@ class FailingAllocator : public FailureCounter {
 
 // Vulkan object creation through wrapped device entry points: the fail_at-th vkCreate* call
 // (0-based) returns VK_ERROR_OUT_OF_DEVICE_MEMORY without reaching the driver, and the shader
-// modules, pipeline layouts and pipelines still alive are counted. Drivers may ignore
+// modules, pipeline layouts and pipelines (uncompiled ones) still alive are counted. Drivers may ignore
 // pAllocator for some objects (lavapipe does for pipelines and layouts), so this sees leaks that
 // the allocation callbacks cannot.
 class FailingObjects : public FailureCounter {
@@ -236,8 +261,12 @@ class FailingObjects : public FailureCounter {
     if (n == "vkDestroyShaderModule") return wrap(real, &t.destroy_module_, destroyShaderModule);
     if (n == "vkCreatePipelineLayout") return wrap(real, &t.create_layout_, createPipelineLayout);
     if (n == "vkDestroyPipelineLayout") return wrap(real, &t.destroy_layout_, destroyPipelineLayout);
-    if (n == "vkCreateComputePipelines") return wrap(real, &t.create_pipelines_, createComputePipelines);
-    if (n == "vkDestroyPipeline") return wrap(real, &t.destroy_pipeline_, destroyPipeline);
+    // Pipelines are counted, not compiled: what is checked is that each one made is destroyed.
+    if (n == "vkCreateComputePipelines")
+      return wrap(reinterpret_cast<PFN_vkVoidFunction>(uncompiledPipelines), &t.create_pipelines_,
+                  createComputePipelines);
+    if (n == "vkDestroyPipeline")
+      return wrap(reinterpret_cast<PFN_vkVoidFunction>(destroyUncompiled), &t.destroy_pipeline_, destroyPipeline);
     return real;
   }
 
@@ -335,17 +364,25 @@ std::string describeSteps(const std::vector<uint64_t>& steps) {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: creation under failing host allocations leaks nothing") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: creation under failing host allocations leaks nothing" *
+                               doctest::test_suite("host")) {
   FailingAllocator allocator;
+  // lavapipe makes pipelines without the callbacks: there they are counted, not compiled.
+  const bool cpu = onCpuDevice();
   const std::vector<uint64_t> steps = createEachUnderFailures(
       context(), allocator, VK_ERROR_OUT_OF_HOST_MEMORY,
-      [&](const VkAllocationCallbacks*& callbacks, PFN_vkGetDeviceProcAddr&) { callbacks = allocator.callbacks(); });
+      [&](const VkAllocationCallbacks*& callbacks, PFN_vkGetDeviceProcAddr& gdpa) {
+        callbacks = allocator.callbacks();
+        if (cpu) gdpa = uncompiledGetDeviceProcAddr;
+      });
+  CHECK(g_uncompiled_live == 0);
   MESSAGE("host allocations through the callbacks while creating: " << describeSteps(steps));
   // The callbacks must reach the driver, or this test proves nothing.
   for (uint64_t n : steps) CHECK(n > 0);
 }
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: creation under failing Vulkan object creation leaks nothing") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: creation under failing Vulkan object creation leaks nothing" *
+                               doctest::test_suite("host")) {
   FailingObjects& objects = failingObjects();
   const std::vector<uint64_t> steps = createEachUnderFailures(
       context(), objects, VK_ERROR_OUT_OF_DEVICE_MEMORY,
@@ -386,7 +423,8 @@ void checkRefused(const char* message, const char* expected_words, const char* w
 
 }  // namespace
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: validateSortInfo refuses each bad input with a sentence") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: validateSortInfo refuses each bad input with a sentence" *
+                               doctest::test_suite("host")) {
   Context& ctx = context();
   const Sorter* sorter = ctx.sorter();
   const SorterProperties props = getSorterProperties(sorter);
@@ -509,7 +547,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: validateSortInfo refuses each bad input
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: validateTilePackInfo refuses each bad input with a sentence") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: validateTilePackInfo refuses each bad input with a sentence" *
+                               doctest::test_suite("host")) {
   Context& ctx = context();
   TilePacker* raw = nullptr;
   std::string why;
@@ -574,7 +613,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: validateTilePackInfo refuses each bad i
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: Context::sort refuses mismatched or oversized input") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: Context::sort refuses mismatched or oversized input" *
+                               doctest::test_suite("host")) {
   Context& ctx = context();
   std::vector<uint32_t> keys(100, 7), more(101, 1), fewer(99, 1);
   std::string error;
@@ -621,16 +661,22 @@ struct FakeLimits {
   uint64_t max_allocation = 0;  // 0: the device's own
   uint32_t groups_x = 0;
   uint32_t groups_y = 0;
-  uint32_t vendor_id = 0;  // 0: the device's own
+  uint32_t vendor_id = 0;        // 0: the device's own
+  uint32_t max_invocations = 0;  // workgroup size; 0: the device's own
 };
 FakeLimits g_fake;
 PFN_vkGetPhysicalDeviceProperties2 g_real_properties2 = nullptr;
 
 VKAPI_ATTR void VKAPI_CALL fakeProperties2(VkPhysicalDevice device, VkPhysicalDeviceProperties2* properties) {
   g_real_properties2(device, properties);
-  if (g_fake.groups_x) properties->properties.limits.maxComputeWorkGroupCount[0] = g_fake.groups_x;
-  if (g_fake.groups_y) properties->properties.limits.maxComputeWorkGroupCount[1] = g_fake.groups_y;
+  VkPhysicalDeviceLimits& limits = properties->properties.limits;
+  if (g_fake.groups_x) limits.maxComputeWorkGroupCount[0] = g_fake.groups_x;
+  if (g_fake.groups_y) limits.maxComputeWorkGroupCount[1] = g_fake.groups_y;
   if (g_fake.vendor_id) properties->properties.vendorID = g_fake.vendor_id;
+  if (g_fake.max_invocations) {
+    limits.maxComputeWorkGroupInvocations = g_fake.max_invocations;
+    limits.maxComputeWorkGroupSize[0] = std::min(limits.maxComputeWorkGroupSize[0], g_fake.max_invocations);
+  }
   for (auto* s = static_cast<VkBaseOutStructure*>(properties->pNext); s; s = s->pNext) {
     if (g_fake.max_allocation && s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES)
       reinterpret_cast<VkPhysicalDeviceVulkan11Properties*>(s)->maxMemoryAllocationSize = g_fake.max_allocation;
@@ -649,7 +695,10 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fakeGetInstanceProcAddr(VkInstance inst
 }
 
 struct SorterDeleter {
-  void operator()(Sorter* s) const { destroySorter(s); }
+  void operator()(Sorter* s) const {
+    destroySorter(s);
+    CHECK(g_uncompiled_live == 0);
+  }
 };
 using SorterPtr = std::unique_ptr<Sorter, SorterDeleter>;
 
@@ -660,11 +709,16 @@ TuningConfig withDigits(uint32_t digit_bits) {
   return tuning;
 }
 
-// tuning null: the device's choice.
-SorterPtr fakeSorter(const FakeLimits& limits, const TuningConfig* tuning = nullptr) {
+enum class Pipelines { kUncompiled, kCompiled };
+
+// tuning null: the device's choice. Uncompiled sorters answer queries and validation only: they
+// must not record.
+SorterPtr fakeSorter(const FakeLimits& limits, const TuningConfig* tuning = nullptr,
+                     Pipelines pipelines = Pipelines::kUncompiled) {
   g_fake = limits;
   SorterCreateInfo info = context().createInfo<SorterCreateInfo>();
   info.get_instance_proc_addr = fakeGetInstanceProcAddr;
+  if (pipelines == Pipelines::kUncompiled) info.get_device_proc_addr = uncompiledGetDeviceProcAddr;
   info.tuning = tuning;
   Sorter* s = nullptr;
   std::string why;
@@ -760,7 +814,7 @@ void checkRequirements(const Sorter* s, uint32_t count) {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits" * doctest::test_suite("host")) {
   Context& ctx = context();
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(ctx.physicalDevice(), &props);
@@ -795,7 +849,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits")
   CHECK(getSorterProperties(fakeSorter(fakes[0]).get()).max_count >= (1u << 30));
 }
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: digit widths other than 4 and 8 are rounded to one of them") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: digit widths other than 4 and 8 are rounded to one of them" *
+                               doctest::test_suite("host")) {
   for (uint32_t asked : {0u, 1u, 3u, 4u, 5u, 7u, 8u, 9u, 16u, 32u, 0xFFFFFFFFu}) {
     INFO("digit_bits " << asked);
     const TuningConfig tuning = withDigits(asked);
@@ -806,7 +861,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: digit widths other than 4 and 8 are rou
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest count do not overflow") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest count do not overflow" *
+                               doctest::test_suite("host")) {
   for (uint32_t digit_bits : {4u, 8u}) {
     INFO(digit_bits << "-bit digits");
     const TuningConfig tuning = withDigits(digit_bits);
@@ -871,7 +927,8 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest co
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "reliability: tile requirements at the largest screen do not overflow") {
+TEST_CASE_FIXTURE(GpuTest, "reliability: tile requirements at the largest screen do not overflow" *
+                               doctest::test_suite("host")) {
   Context& ctx = context();
   TilePacker* raw = nullptr;
   std::string why;
@@ -1100,42 +1157,89 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: one sorter recorded on three threads, s
   }
 }
 
+namespace {
+
+// Sorts `input` with `sorter` (made on ctx's device), in host-visible buffers with poisoned
+// scratch and canaries, and checks the result against the stable CPU order.
+void checkSortWith(Context& ctx, const Sorter* sorter, const std::vector<uint32_t>& input, bool pairs,
+                   const SortOptions& options = {}) {
+  INFO("count " << input.size() << (pairs ? ", pairs" : ", keys"));
+  Job job;
+  job.input = input;
+  job.pairs = pairs;
+  job.options = options;
+  prepare(ctx, sorter, job);
+  std::string error;
+  REQUIRE_MESSAGE(ctx.submit(
+                      [&](VkCommandBuffer cmd) {
+                        job.result = cmdSort(sorter, cmd, job.info);
+                        VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+                        to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+                        to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+                        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                                             1, &to_host, 0, nullptr, 0, nullptr);
+                      },
+                      &error),
+                  error);
+  const GpuBuffer& keys = job.result.in_temp ? job.keys_temp : job.keys;
+  const GpuBuffer& values = job.result.in_temp ? job.values_temp : job.values;
+  const std::string mismatch = compare(job.input, static_cast<const uint32_t*>(keys.mapped),
+                                       pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr, job.options);
+  CHECK_MESSAGE(mismatch.empty(), mismatch);
+  const VkDeviceSize bytes = VkDeviceSize{job.input.size()} * 4;
+  CHECK(canariesIntact(job.keys, bytes));
+  CHECK(canariesIntact(job.keys_temp, bytes));
+  CHECK(canariesIntact(job.internal, job.info.internal.size));
+  if (pairs) {
+    CHECK(canariesIntact(job.values, bytes));
+    CHECK(canariesIntact(job.values_temp, bytes));
+  }
+  for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.values, &job.values_temp, &job.internal})
+    if (b->buffer) ctx.destroyBuffer(b);
+}
+
+}  // namespace
+
 TEST_CASE_FIXTURE(GpuTest, "reliability: the tuning rows of another vendor sort correctly here") {
   // NVIDIA's row (and its wider key/value scatter) on this device: the shapes must keep one tile
   // size, and the sort must stay exact.
-  Context& ctx = context();
-  SorterPtr sorter = fakeSorter({0, 0, 0, 0x10DE});
+  SorterPtr sorter = fakeSorter({0, 0, 0, 0x10DE}, nullptr, Pipelines::kCompiled);
   const SorterProperties props = getSorterProperties(sorter.get());
   INFO("tuning " << props.tuning.workgroup_size << "x" << props.tuning.keys_per_thread << ", pairs scatter "
                  << props.pairs_scatter.workgroup_size << "x" << props.pairs_scatter.keys_per_thread);
   CHECK(props.pairs_scatter.workgroup_size * props.pairs_scatter.keys_per_thread == props.tile_size);
-  const uint32_t tile = props.tile_size;
-  for (const bool pairs : {true, false}) {
-    Job job;
-    job.input = makeKeys(3 * tile + 5, Distribution::kAndOfTwo, rng());
-    job.pairs = pairs;
-    prepare(ctx, sorter.get(), job);
-    std::string error;
-    REQUIRE_MESSAGE(ctx.submit(
-                        [&](VkCommandBuffer cmd) {
-                          job.result = cmdSort(sorter.get(), cmd, job.info);
-                          VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-                          to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-                          to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-                          vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                               1, &to_host, 0, nullptr, 0, nullptr);
-                        },
-                        &error),
-                    error);
-    const GpuBuffer& keys = job.result.in_temp ? job.keys_temp : job.keys;
-    const GpuBuffer& values = job.result.in_temp ? job.values_temp : job.values;
-    const std::string mismatch = compare(job.input, static_cast<const uint32_t*>(keys.mapped),
-                                         pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr, job.options);
-    CHECK_MESSAGE(mismatch.empty(), mismatch);
-    CHECK(canariesIntact(job.keys_temp, VkDeviceSize{job.input.size()} * 4));
-    for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.values, &job.values_temp, &job.internal})
-      if (b->buffer) ctx.destroyBuffer(b);
+  for (const bool pairs : {true, false})
+    checkSortWith(context(), sorter.get(), makeKeys(3 * props.tile_size + 5, Distribution::kAndOfTwo, rng()), pairs);
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: 2D grids and a scan of several chunks, on a device of small limits" *
+                               doctest::test_suite("subgroup")) {
+  // A device that allows 300 workgroups in x and 64 invocations per workgroup, so that a few
+  // thousand 64-key tiles need 2D grids (every dispatch linearises its group ID) and the scan of
+  // the per-group digit counts runs several chunks of 64 threads x 4 sums. Then the look-back,
+  // whose up to 1024 tiles also need a 2D grid here.
+  const FakeLimits small_device{0, 300, 0, 0, 64};
+  for (uint32_t digit_bits : {4u, 8u}) {
+    TuningConfig tuning{32, 2, digit_bits};
+    tuning.lookback_max_count = 0;
+    SorterPtr sorter = fakeSorter(small_device, &tuning, Pipelines::kCompiled);
+    const uint32_t tile = getSorterProperties(sorter.get()).tile_size;
+    INFO(digit_bits << "-bit passes, tile " << tile);
+    const uint32_t n = (4 * 1024 + 5) * tile - 7;
+    checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kUniform, rng()), false);
+    checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kAndOfTwo, rng()), true);
   }
+  TuningConfig tuning{32, 2, 4};
+  tuning.lookback_keys_per_thread = 2;
+  SorterPtr sorter = fakeSorter(small_device, &tuning, Pipelines::kCompiled);
+  const uint32_t tile = getSorterProperties(sorter.get()).lookback_tile_size;
+  INFO("look-back, tile " << tile);
+  const uint32_t n = 1000 * tile - 7;
+  SortInfo asked;
+  asked.count = n;
+  REQUIRE(getPassCount(sorter.get(), asked) == 4);  // the look-back's 8-bit digits
+  checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kUniform, rng()), false);
+  checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kLowBits, rng()), true);
 }
 
 TEST_CASE_FIXTURE(GpuTest, "reliability: several contexts sort on several threads at once") {

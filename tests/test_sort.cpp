@@ -66,32 +66,44 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   }
   CHECK_MESSAGE(bad == n, "first mismatch at element " << bad << " of " << n);
   CHECK(stats.canaries_intact);
-  const SorterProperties props = getSorterProperties(ctx.sorter());
-  REQUIRE(props.tuning.digit_bits == testDigitBits());
-  // Small sorts take the look-back, on 8-bit digits (TuningConfig::lookback_max_count, at most
-  // 1024 tiles).
-  const bool u64 = o.key_type == KeyType::kU64;
-  const TuningConfig& tuning = u64 ? props.tuning_u64 : props.tuning;
-  const bool lookback = n <= tuning.lookback_max_count / (pairs ? 2 : 1) &&
-                        n <= size_t{1024} * (u64 ? props.lookback_tile_size_u64 : props.lookback_tile_size);
-  const uint32_t bits = lookback ? 8 : testDigitBits();
-  const uint32_t passes = n == 0 ? 0 : (o.end_bit - o.begin_bit + bits - 1) / bits;
-  CHECK(stats.passes == passes);
-  CHECK(stats.result_in_temp == (passes % 2 == 1));
+  // The pass count the recorded sort reports is the one getPassCount() promises, and its parity
+  // names the buffer that holds the result. It is ceil(bits / digit width), on the tuning's digits
+  // or, for small sorts through the look-back, on 8-bit ones; with the look-back off, always the
+  // tuning's.
   SortInfo asked;  // what getPassCount() reads of a sort
   asked.count = static_cast<uint32_t>(n);
   asked.key_type = o.key_type;
   asked.begin_bit = o.begin_bit;
   asked.end_bit = o.end_bit;
   if (pairs) asked.values.buffer = reinterpret_cast<VkBuffer>(uintptr_t{1});  // only whether there are values
-  CHECK(getPassCount(ctx.sorter(), asked) == passes);
+  const uint32_t passes = getPassCount(ctx.sorter(), asked);
+  CHECK(stats.passes == passes);
+  CHECK(stats.result_in_temp == (passes % 2 == 1));
+  const TuningConfig& tuning = getSorterProperties(ctx.sorter()).tuning;
+  const uint32_t bits = o.end_bit - o.begin_bit;
+  auto passesOf = [&](uint32_t digit) { return n == 0 ? 0 : (bits + digit - 1) / digit; };
+  if (tuning.lookback_max_count == 0) CHECK(passes == passesOf(tuning.digit_bits));
+  else CHECK((passes == passesOf(tuning.digit_bits) || passes == passesOf(8)));
 }
 
 void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, const SortOptions& o, const char* label) {
   checkSort(ctx, input, pairs, o, std::string(label));
 }
 
-uint32_t tileSize() { return getSorterProperties(context().sorter()).tile_size; }
+uint32_t tileSize(Context& ctx) { return getSorterProperties(ctx.sorter()).tile_size; }
+
+// The device's tuning with these look-back settings, on `digit_bits` digits past it.
+Context& lookbackContext(uint32_t digit_bits, uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t limit,
+                         uint32_t poll_budget) {
+  TuningConfig t = getSorterProperties(context().sorter()).tuning;
+  t.workgroup_size = workgroup_size;
+  t.keys_per_thread = keys_per_thread;
+  t.lookback_keys_per_thread = keys_per_thread;
+  t.digit_bits = digit_bits;
+  t.lookback_max_count = limit;
+  t.lookback_poll_budget = poll_budget;
+  return contextWithTuning(t);
+}
 
 // Uniform keys whose bits outside `varying_mask` are those of 0x12345678: every pass whose
 // digit lies outside the mask can be skipped.
@@ -103,102 +115,116 @@ std::vector<uint32_t> keysVaryingIn(uint32_t n, uint32_t varying_mask) {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(GpuTest, "keys and pairs at edge sizes around the tile") {
-  const uint32_t t = tileSize();
-  for (uint32_t n : {0u, 1u, 2u, 3u, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 5 * t + 17}) {
-    for (bool pairs : {false, true}) checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), pairs, {}, "uniform");
+// Every GPU case runs on each of kSortPaths. Cases in the test suite "subgroup" run at every
+// subgroup size the suite is run at; the others at one (their code paths do not depend on the
+// width, or a subgroup case reaches the same code).
+
+TEST_CASE_FIXTURE(GpuTest, "keys and pairs at edge sizes around the tile" * doctest::test_suite("subgroup")) {
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t t = tileSize(ctx);
+    for (uint32_t n : {0u, 1u, 2u, 3u, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 5 * t + 17}) {
+      for (bool pairs : {false, true}) checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), pairs, {}, "uniform");
+    }
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "every size across two small tiles") {
+TEST_CASE_FIXTURE(GpuTest, "every size across two small tiles" * doctest::test_suite("subgroup")) {
   // 32 threads x 2 keys: a 64-key tile, so every tail shape is reached quickly.
-  Context& small = contextWithTuning(32, 2);
-  const uint32_t t = getSorterProperties(small.sorter()).tile_size;
-  REQUIRE(t <= 256);
-  for (uint32_t n = 0; n <= 2 * t + 1; ++n) {
-    checkSort(small, makeKeys(n, Distribution::kUniform, rng()), n % 2 == 1, {}, "uniform");
-    checkSort(small, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low-bits");
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& small = pathContext(path, 32, 2);
+    const uint32_t t = tileSize(small);
+    REQUIRE(t <= 256);
+    for (uint32_t n = 0; n <= 2 * t + 1; ++n) {
+      checkSort(small, makeKeys(n, Distribution::kUniform, rng()), n % 2 == 1, {}, "uniform");
+      checkSort(small, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low-bits");
+    }
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "many tiles: a 2D grid, and a scan row of several chunks") {
-  // 64-key tiles: more tiles than one grid row holds on lavapipe (65535), so the scatter's grid
-  // is 2D (the count's, a quarter as many groups, is not), and over 16384 group sums per bin,
-  // four chunks of a 1024-thread scan (4 sums per thread), the most a device gets.
-  Context& small = contextWithTuning(32, 2);
-  const uint32_t tiles = 65536 + 5;
-  const uint32_t n = tiles * getSorterProperties(small.sorter()).tile_size - 7;
-  checkSort(small, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
-  checkSort(small, makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
-}
-
-TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of packed counters") {
+TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of packed counters" *
+                               doctest::test_suite("subgroup")) {
   // Packed 4-bit counters hold at most 15 keys per thread and tile, so this tuning counts with
   // ballots and shared atomics.
-  Context& wide = contextWithTuning(64, 16);
-  const uint32_t t = getSorterProperties(wide.sorter()).tile_size;
-  for (uint32_t n : {t - 1, 4 * t + 3, 9 * t + 17}) {
-    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits})
-      checkSort(wide, makeKeys(n, d, rng()), n % 2 == 1, {}, name(d));
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& wide = pathContext(path, 64, 16);
+    const uint32_t t = tileSize(wide);
+    for (uint32_t n : {t - 1, 4 * t + 3, 9 * t + 17}) {
+      for (Distribution d : {Distribution::kUniform, Distribution::kLowBits})
+        checkSort(wide, makeKeys(n, d, rng()), n % 2 == 1, {}, name(d));
+    }
   }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
-  const uint32_t t = tileSize();
-  for (Distribution d : kAllDistributions) {
-    for (uint32_t n : {t / 2 + 3, 7 * t + 5}) {
-      for (bool pairs : {false, true}) checkSort(context(), makeKeys(n, d, rng()), pairs, {}, name(d));
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t t = tileSize(ctx);
+    for (Distribution d : kAllDistributions) {
+      for (uint32_t n : {t / 2 + 3, 7 * t + 5}) {
+        for (bool pairs : {false, true}) checkSort(ctx, makeKeys(n, d, rng()), pairs, {}, name(d));
+      }
     }
   }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "random sizes") {
   std::uniform_int_distribution<uint32_t> size(1, 50000);
-  for (int i = 0; i < 6; ++i) {
-    const Distribution d = kAllDistributions[i % std::size(kAllDistributions)];
-    checkSort(context(), makeKeys(size(rng()), d, rng()), i % 2 == 0, {}, name(d));
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    for (int i = 0; i < 4; ++i) {
+      const Distribution d = kAllDistributions[rng()() % std::size(kAllDistributions)];
+      checkSort(pathContext(path), makeKeys(size(rng()), d, rng()), i % 2 == 0, {}, name(d));
+    }
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "more than 2^20 keys") {
-  const uint32_t n = (1u << 20) + 12345;
-  checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
-  checkSort(context(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
-}
-
 TEST_CASE_FIXTURE(GpuTest, "large counts on a real GPU") {
-  // Opt-in: lavapipe is too slow for these. VREN_RADIX_TEST_LARGE_LOG2=26 sorts 2^26 + 3 keys.
-  const char* env = std::getenv("VREN_RADIX_TEST_LARGE_LOG2");
-  if (!env) return;
-  const uint32_t log2 = static_cast<uint32_t>(std::strtoul(env, nullptr, 10));
-  REQUIRE(log2 >= 20);
-  REQUIRE(log2 <= 31);
-  const uint32_t n = (1u << log2) + 3;
-  checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
-  checkSort(context(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
-  checkSort(context(), makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low-bits");
+  // lavapipe is too slow for these; the cases with small tiles reach the same code there.
+  if (onCpuDevice()) return;
+  for (const uint32_t n : {(1u << 20) + 12345, (1u << 26) + 3}) {
+    checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+    checkSort(context(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
+    checkSort(context(), makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low-bits");
+    for (const SortPath& path : kSortPaths) {
+      INFO("path: " << path.name);
+      checkSort(pathContext(path), makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
+    }
+  }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
-  const uint32_t n = 3 * tileSize() + 11;
   const std::pair<uint32_t, uint32_t> ranges[] = {{0, 4}, {0, 8}, {4, 12}, {0, 3}, {5, 18}, {28, 32}, {0, 31}, {7, 7}};
-  for (auto [begin, end] : ranges) {
-    SortOptions o;
-    o.begin_bit = begin;
-    o.end_bit = end;
-    checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t n = 3 * tileSize(ctx) + 11;
+    for (auto [begin, end] : ranges) {
+      SortOptions o;
+      o.begin_bit = begin;
+      o.end_bit = end;
+      checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
+    }
   }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "descending order stays stable") {
-  const uint32_t n = 4 * tileSize() + 3;
-  for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual}) {
-    SortOptions o;
-    o.descending = true;
-    checkSort(context(), makeKeys(n, d, rng()), true, o, name(d));
-    o.begin_bit = 2;
-    o.end_bit = 9;
-    checkSort(context(), makeKeys(n, d, rng()), true, o, name(d));
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t n = 4 * tileSize(ctx) + 3;
+    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual}) {
+      SortOptions o;
+      o.descending = true;
+      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+      o.begin_bit = 2;
+      o.end_bit = 9;
+      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+    }
   }
 }
 
@@ -207,7 +233,7 @@ TEST_CASE_FIXTURE(GpuTest, "repeated sorts reuse the same buffers") {
     checkSort(context(), makeKeys(10000 - 997 * i, Distribution::kUniform, rng()), i == 1, {}, "uniform");
 }
 
-TEST_CASE("the validation messenger reports errors") {
+TEST_CASE("the validation messenger reports errors" * doctest::test_suite("host")) {
   // Proves the fixture can fail: a buffer of size 0 is invalid usage.
   takeValidationMessages();
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -219,188 +245,234 @@ TEST_CASE("the validation messenger reports errors") {
   CHECK(!takeValidationMessages().empty());
 }
 
-}  // namespace vren::radix::test
-
-namespace vren::radix::test {
-
 TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only") {
-  const uint32_t n = 5 * tileSize() + 7;
   // Nibbles 2 and 5 vary, everything else is constant: most passes are skipped (six of eight
   // with 4-bit digits), and the data ends in the other ping-pong buffer than the pass count
   // predicts unless the final copy moves it.
-  for (uint32_t varying_mask : {0x00F00F00u, 0x0000F000u, 0xF0000000u, 0x0000000Fu, 0u}) {
-    const std::vector<uint32_t> keys = keysVaryingIn(n, varying_mask);
-    checkSort(context(), keys, true, {}, "mask " + std::to_string(varying_mask));
-    SortOptions o;
-    o.begin_bit = 4;
-    o.end_bit = 24;  // an odd pass count at either digit width: five or three
-    checkSort(context(), keys, false, o, "mask " + std::to_string(varying_mask));
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t n = 5 * tileSize(ctx) + 7;
+    for (uint32_t varying_mask : {0x00F00F00u, 0x0000F000u, 0xF0000000u, 0x0000000Fu, 0u}) {
+      const std::vector<uint32_t> keys = keysVaryingIn(n, varying_mask);
+      checkSort(ctx, keys, true, {}, "mask " + std::to_string(varying_mask));
+      SortOptions o;
+      o.begin_bit = 4;
+      o.end_bit = 24;  // an odd pass count at either digit width: five or three
+      checkSort(ctx, keys, false, o, "mask " + std::to_string(varying_mask));
+    }
   }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "signed keys") {
-  const uint32_t n = 3 * tileSize() + 5;
-  SortOptions o;
-  o.key_type = KeyType::kI32;
-  std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
-  const uint32_t specials[] = {0x80000000u, 0x7FFFFFFFu, 0u, 0xFFFFFFFFu, 1u};
-  for (size_t i = 0; i < std::size(specials); ++i) keys[i * 97] = specials[i];
-  checkSort(context(), keys, true, o, "uniform i32");
-  o.descending = true;
-  checkSort(context(), keys, true, o, "uniform i32");
-  o.descending = false;
-  o.begin_bit = 16;
-  checkSort(context(), keys, true, o, "uniform i32, high half");
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t n = 3 * tileSize(ctx) + 5;
+    SortOptions o;
+    o.key_type = KeyType::kI32;
+    std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
+    const uint32_t specials[] = {0x80000000u, 0x7FFFFFFFu, 0u, 0xFFFFFFFFu, 1u};
+    for (size_t i = 0; i < std::size(specials); ++i) keys[i * 97] = specials[i];
+    checkSort(ctx, keys, true, o, "uniform i32");
+    o.descending = true;
+    checkSort(ctx, keys, true, o, "uniform i32");
+    o.descending = false;
+    o.begin_bit = 16;
+    checkSort(ctx, keys, true, o, "uniform i32, high half");
+  }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "float keys in IEEE total order") {
-  const uint32_t n = 3 * tileSize() + 9;
-  SortOptions o;
-  o.key_type = KeyType::kF32;
-  std::uniform_real_distribution<float> real(-1000.0f, 1000.0f);
-  std::vector<uint32_t> keys(n);
-  for (auto& k : keys) {
-    const float f = real(rng());
-    std::memcpy(&k, &f, 4);
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t n = 3 * tileSize(ctx) + 9;
+    SortOptions o;
+    o.key_type = KeyType::kF32;
+    std::uniform_real_distribution<float> real(-1000.0f, 1000.0f);
+    std::vector<uint32_t> keys(n);
+    for (auto& k : keys) {
+      const float f = real(rng());
+      std::memcpy(&k, &f, 4);
+    }
+    // -0, +0, +-inf, quiet and signalling NaNs of both signs, denormals, extremes.
+    const uint32_t specials[] = {0x80000000u, 0x00000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
+                                 0x7F800001u, 0xFF800001u, 0x00000001u, 0x80000001u, 0x7F7FFFFFu, 0xFF7FFFFFu};
+    for (size_t i = 0; i < std::size(specials); ++i) {
+      keys[i * 31] = specials[i];
+      keys[n - 1 - i * 7] = specials[i];
+    }
+    checkSort(ctx, keys, true, o, "floats with specials");
+    o.descending = true;
+    checkSort(ctx, keys, true, o, "floats with specials");
+    // The documented order, spelled out on a small input.
+    o.descending = false;
+    std::vector<uint32_t> small = {0x7FC00000u, 0x3F800000u, 0x00000000u, 0xFF800000u, 0x80000000u, 0xFFC00000u,
+                                   0x7F800000u, 0xBF800000u};
+    std::vector<uint32_t> none;
+    std::string error;
+    REQUIRE_MESSAGE(ctx.sort(small, none, o, nullptr, &error), error);
+    const std::vector<uint32_t> expected = {0xFFC00000u, 0xFF800000u, 0xBF800000u, 0x80000000u,
+                                            0x00000000u, 0x3F800000u, 0x7F800000u, 0x7FC00000u};
+    CHECK(small == expected);
   }
-  // -0, +0, +-inf, quiet and signalling NaNs of both signs, denormals, extremes.
-  const uint32_t specials[] = {0x80000000u, 0x00000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
-                               0x7F800001u, 0xFF800001u, 0x00000001u, 0x80000001u, 0x7F7FFFFFu, 0xFF7FFFFFu};
-  for (size_t i = 0; i < std::size(specials); ++i) {
-    keys[i * 31] = specials[i];
-    keys[n - 1 - i * 7] = specials[i];
-  }
-  checkSort(context(), keys, true, o, "floats with specials");
-  o.descending = true;
-  checkSort(context(), keys, true, o, "floats with specials");
-  // The documented order, spelled out on a small input.
-  o.descending = false;
-  std::vector<uint32_t> small = {0x7FC00000u, 0x3F800000u, 0x00000000u, 0xFF800000u, 0x80000000u, 0xFFC00000u,
-                                 0x7F800000u, 0xBF800000u};
-  std::vector<uint32_t> none;
-  std::string error;
-  REQUIRE_MESSAGE(context().sort(small, none, o, nullptr, &error), error);
-  const std::vector<uint32_t> expected = {0xFFC00000u, 0xFF800000u, 0xBF800000u, 0x80000000u,
-                                          0x00000000u, 0x3F800000u, 0x7F800000u, 0x7FC00000u};
-  CHECK(small == expected);
 }
 
 TEST_CASE_FIXTURE(GpuTest, "64-bit keys") {
-  const uint32_t t = getSorterProperties(context().sorter()).tuning_u64.workgroup_size *
-                     getSorterProperties(context().sorter()).tuning_u64.keys_per_thread;
-  for (uint32_t n : {1u, t - 1, 2 * t + 3}) {
-    std::vector<uint32_t> words = makeKeys(2 * n, Distribution::kUniform, rng());
-    SortOptions o;
-    o.key_type = KeyType::kU64;
-    o.end_bit = 64;
-    checkSort(context(), words, true, o, "uniform u64");
-    checkSort(context(), words, false, o, "uniform u64");
-    o.begin_bit = 30;  // digits straddle the two words
-    o.end_bit = 41;
-    checkSort(context(), words, true, o, "uniform u64, bits 30..41");
-    // High words all equal: the passes over the low word matter, those over the high word are
-    // skipped.
-    for (uint32_t i = 0; i < n; ++i) words[2 * i + 1] = 7;
-    o.begin_bit = 0;
-    o.end_bit = 64;
-    o.descending = true;
-    checkSort(context(), words, true, o, "u64 with a constant high word");
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const TuningConfig& u64 = getSorterProperties(ctx.sorter()).tuning_u64;
+    const uint32_t t = u64.workgroup_size * u64.keys_per_thread;
+    for (uint32_t n : {1u, t - 1, 2 * t + 3}) {
+      std::vector<uint32_t> words = makeKeys(2 * n, Distribution::kUniform, rng());
+      SortOptions o;
+      o.key_type = KeyType::kU64;
+      o.end_bit = 64;
+      checkSort(ctx, words, true, o, "uniform u64");
+      checkSort(ctx, words, false, o, "uniform u64");
+      o.begin_bit = 30;  // digits straddle the two words
+      o.end_bit = 41;
+      checkSort(ctx, words, true, o, "uniform u64, bits 30..41");
+      // High words all equal: the passes over the low word matter, those over the high word are
+      // skipped.
+      for (uint32_t i = 0; i < n; ++i) words[2 * i + 1] = 7;
+      o.begin_bit = 0;
+      o.end_bit = 64;
+      o.descending = true;
+      checkSort(ctx, words, true, o, "u64 with a constant high word");
+    }
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit range") {
+TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit range" * doctest::test_suite("subgroup")) {
   // 32 threads x 2 keys: with 8-bit digits each thread owns several of the 256 bins.
-  Context& small = contextWithTuning(32, 2);
-  const uint32_t n = 3 * getSorterProperties(small.sorter()).tile_size + 5;
-  for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
-    // Low bits: many equal keys, so the pairs show whether equal keys kept their order.
-    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits}) {
-      const bool wide = type == KeyType::kU64;
-      const std::vector<uint32_t> words = makeKeys(wide ? 2 * n : n, d, rng());
-      SortOptions o;
-      o.key_type = type;
-      o.end_bit = wide ? 64 : 32;
-      checkSort(small, words, true, o, name(d));
-      o.descending = true;
-      checkSort(small, words, true, o, name(d));
-      o.begin_bit = wide ? 30 : 3;  // partial digits; for u64, digits across the two words
-      o.end_bit = wide ? 45 : 20;
-      checkSort(small, words, d == Distribution::kLowBits, o, name(d));  // uniform: the keys-only scatter
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& small = pathContext(path, 32, 2);
+    const uint32_t n = 3 * tileSize(small) + 5;
+    for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
+      // Low bits: many equal keys, so the pairs show whether equal keys kept their order.
+      for (Distribution d : {Distribution::kUniform, Distribution::kLowBits}) {
+        const bool wide = type == KeyType::kU64;
+        const std::vector<uint32_t> words = makeKeys(wide ? 2 * n : n, d, rng());
+        SortOptions o;
+        o.key_type = type;
+        o.end_bit = wide ? 64 : 32;
+        checkSort(small, words, true, o, name(d));
+        o.descending = true;
+        checkSort(small, words, true, o, name(d));
+        o.begin_bit = wide ? 30 : 3;  // partial digits; for u64, digits across the two words
+        o.end_bit = wide ? 45 : 20;
+        checkSort(small, words, d == Distribution::kLowBits, o, name(d));  // uniform: the keys-only scatter
+      }
     }
   }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted output") {
   // The benchmarks' and demo's path: untimed warm-up sorts, then the timed ones, in one submission.
-  Context& ctx = context();
-  const uint32_t n = 3 * tileSize() + 7;
-  const std::vector<uint32_t> input = makeKeys(n, Distribution::kUniform, rng());
-  std::vector<uint32_t> keys = input, values(n);
-  std::iota(values.begin(), values.end(), 0u);
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t n = 3 * tileSize(ctx) + 7;
+    const std::vector<uint32_t> input = makeKeys(n, Distribution::kUniform, rng());
+    std::vector<uint32_t> keys = input, values(n);
+    std::iota(values.begin(), values.end(), 0u);
+    std::vector<double> ms;
+    std::string error;
+    REQUIRE_MESSAGE(ctx.timeSorts(keys, values, {}, 3, &ms, &error), error);
+    CHECK(ms.size() == 3);
+    CHECK(std::all_of(ms.begin(), ms.end(), [](double t) { return t > 0; }));
+    bool stable = true;
+    for (uint32_t i = 0; i < n; ++i) {
+      stable = stable && keys[i] == input[values[i]];
+      if (i > 0) stable = stable && (keys[i - 1] < keys[i] || (keys[i - 1] == keys[i] && values[i - 1] < values[i]));
+    }
+    CHECK_MESSAGE(stable, "timeSorts did not return the stable sort of its input");
+
+    SortInfo asked;
+    asked.count = n;
+    std::vector<std::vector<double>> steps;
+    keys = input;
+    std::vector<uint32_t> none;
+    REQUIRE_MESSAGE(ctx.profileSorts(keys, none, {}, 2, &steps, &error), error);
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[0].size() == 1 + 3 * getPassCount(ctx.sorter(), asked));  // the whole sort, then each dispatch
+    std::vector<uint32_t> expected = input;
+    std::sort(expected.begin(), expected.end());
+    CHECK_MESSAGE(keys == expected, "profileSorts did not return its input sorted");
+  }
+
+  std::vector<uint32_t> empty, none;
   std::vector<double> ms;
   std::string error;
-  REQUIRE_MESSAGE(ctx.timeSorts(keys, values, {}, 3, &ms, &error), error);
-  CHECK(ms.size() == 3);
-  CHECK(std::all_of(ms.begin(), ms.end(), [](double t) { return t > 0; }));
-  bool stable = true;
-  for (uint32_t i = 0; i < n; ++i) {
-    stable = stable && keys[i] == input[values[i]];
-    if (i > 0) stable = stable && (keys[i - 1] < keys[i] || (keys[i - 1] == keys[i] && values[i - 1] < values[i]));
-  }
-  CHECK_MESSAGE(stable, "timeSorts did not return the stable sort of its input");
-
-  // So few keys take the look-back (8-bit digits) where there is one.
-  const uint32_t bits = getSorterProperties(ctx.sorter()).tuning.lookback_max_count > 0 ? 8 : testDigitBits();
-  std::vector<std::vector<double>> steps;
-  keys = input;
-  std::vector<uint32_t> none;
-  REQUIRE_MESSAGE(ctx.profileSorts(keys, none, {}, 2, &steps, &error), error);
-  REQUIRE(steps.size() == 2);
-  CHECK(steps[0].size() == 1 + 3 * ((32 + bits - 1) / bits));  // the whole sort, then each dispatch
-  CHECK(std::is_sorted(keys.begin(), keys.end()));
-
-  std::vector<uint32_t> empty;
-  REQUIRE_MESSAGE(ctx.timeSorts(empty, none, {}, 2, &ms, &error), error);
+  REQUIRE_MESSAGE(context().timeSorts(empty, none, {}, 2, &ms, &error), error);
   CHECK(ms.size() == 2);
 }
 
 TEST_CASE_FIXTURE(GpuTest, "argsort returns the permutation") {
-  const uint32_t n = 4 * tileSize() + 1;
-  for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual, Distribution::kLowBits}) {
-    SortOptions o;
-    o.argsort = true;
-    checkSort(context(), makeKeys(n, d, rng()), true, o, name(d));
-    o.end_bit = 4;  // one pass, whose digit may be constant: it must still make the indices
-    checkSort(context(), makeKeys(n, d, rng()), true, o, name(d));
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t n = 4 * tileSize(ctx) + 1;
+    for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual, Distribution::kLowBits}) {
+      SortOptions o;
+      o.argsort = true;
+      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+      o.end_bit = 4;  // one pass, whose digit may be constant: it must still make the indices
+      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+    }
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max") {
-  const uint32_t n = 3 * tileSize() + 13;
-  for (uint32_t gpu_count : {0u, 1u, tileSize(), n - 1, n, n + 1000}) {
-    SortOptions o;
-    o.gpu_count = true;
-    o.gpu_count_value = gpu_count;
-    checkSort(context(), makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
-    o.end_bit = 12;
-    checkSort(context(), makeKeys(n, Distribution::kLowBits, rng()), false, o, "low-bits");
+TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max" * doctest::test_suite("subgroup")) {
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << path.name);
+    Context& ctx = pathContext(path);
+    const uint32_t t = tileSize(ctx);
+    const uint32_t n = 3 * t + 13;
+    for (uint32_t gpu_count : {0u, 1u, t, n - 1, n, n + 1000}) {
+      SortOptions o;
+      o.gpu_count = true;
+      o.gpu_count_value = gpu_count;
+      checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
+      o.end_bit = 12;
+      checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), false, o, "low-bits");
+    }
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and the separate passes past it") {
-  // Small sorts take the look-back, so the other cases' small sorts run it (unless the run turns
-  // it off). Here its limit falls between two sizes: 5 tiles (pairs: half as many keys) take it,
-  // 5 tiles and a key do not; then it reads no published count (poll budget 0: each tile counts
-  // every earlier tile from its keys); then it is off. Skipped passes, argsort's first pass and
-  // GPU-side counts are decided in different shaders on the two paths.
-  const uint32_t t = getSorterProperties(contextWithTuning(256, 4).sorter()).lookback_tile_size;
-  REQUIRE((t > 0 || !testLookback()));
-  const uint32_t tile = std::max(t, 1u);
-  for (auto [limit, budget] : {std::pair{5 * tile, 4096u}, std::pair{5 * tile, 0u}, std::pair{0u, 4096u}}) {
-    Context& ctx = contextWithTuning(256, 4, limit, budget);
-    CAPTURE(limit);
-    CAPTURE(budget);
+TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and the separate passes past it" *
+                               doctest::test_suite("subgroup")) {
+  // Small sorts take the look-back. Here its limit falls between two sizes: 5 tiles (pairs: half
+  // as many keys) take it, 5 tiles and a key do not; then it reads no published count (poll
+  // budget 0: each tile counts every earlier tile from its keys); then it is off. Past the limit
+  // the passes run on 4-bit and on 8-bit digits. Skipped passes, argsort's first pass and
+  // GPU-side counts are decided in different shaders on the two paths. Tiles of 32 threads x 2
+  // keys, so that a few hundred keys cross several tiles.
+  Context& small = pathContext(kSortPaths[0], 32, 2);
+  const TuningConfig device = getSorterProperties(small.sorter()).tuning;
+  const uint32_t tile = getSorterProperties(small.sorter()).lookback_tile_size;
+  REQUIRE(tile > 0);
+  struct Setting {
+    uint32_t digit_bits, limit, budget;
+  };
+  for (const Setting& setting : {Setting{4, 5 * tile, device.lookback_poll_budget}, Setting{8, 5 * tile, 0u},
+                                 Setting{4, 0u, device.lookback_poll_budget}}) {
+    Context& ctx = lookbackContext(setting.digit_bits, 32, 2, setting.limit, setting.budget);
+    INFO("look-back limit " << setting.limit << ", poll budget " << setting.budget << ", " << setting.digit_bits
+                            << "-bit passes past it");
     for (uint32_t n : {1u, tile + 1, 5 * tile / 2, 5 * tile / 2 + 1, 5 * tile, 5 * tile + 1, 9 * tile + 17}) {
+      // The documented limit: up to it (pairs: half), 8-bit digits in one dispatch per pass.
+      for (bool pairs : {false, true}) {
+        SortInfo asked;
+        asked.count = n;
+        if (pairs) asked.values.buffer = reinterpret_cast<VkBuffer>(uintptr_t{1});
+        const bool lookback = n <= setting.limit / (pairs ? 2 : 1);
+        CHECK(getPassCount(ctx.sorter(), asked) == 32 / (lookback ? 8 : setting.digit_bits));
+      }
       for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
         checkSort(ctx, makeKeys(n, d, rng()), n % 2 == 1, {}, name(d));
       for (uint32_t varying_mask : {0x00F00F00u, 0xF0000000u}) {
@@ -433,6 +505,22 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and t
       checkSort(ctx, makeKeys(5 * tile / 2, Distribution::kUniform, rng()), true, o, "uniform");
       checkSort(ctx, makeKeys(5 * tile, Distribution::kLowBits, rng()), false, o, "low-bits");
     }
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_suite("subgroup")) {
+  // 64-key tiles and the device's limit (2^20 keys by default): the tile count, not the limit,
+  // ends the look-back, at 65536 keys. Both sides, keys and pairs, 4-bit passes past it.
+  Context& ctx = pathContext(kSortPaths[0], 32, 2);
+  const uint32_t tile = getSorterProperties(ctx.sorter()).lookback_tile_size;
+  REQUIRE(getSorterProperties(ctx.sorter()).tuning.lookback_max_count >= 1024 * tile);
+  REQUIRE(tile <= 64);
+  for (uint32_t n : {1024 * tile, 1024 * tile + 1}) {
+    SortInfo asked;
+    asked.count = n;
+    CHECK(getPassCount(ctx.sorter(), asked) == (n <= 1024 * tile ? 4u : 8u));
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+    checkSort(ctx, makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
   }
 }
 

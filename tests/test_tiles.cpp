@@ -376,7 +376,8 @@ constexpr PackOptions kAllOptions[] = {{true, true}, {true, false}, {false, true
 
 }  // namespace
 
-TEST_CASE_FIXTURE(GpuTest, "tile packing: every pixel once, inside its tile, at edge screen sizes") {
+TEST_CASE_FIXTURE(GpuTest, "tile packing: every pixel once, inside its tile, at edge screen sizes" *
+                               doctest::test_suite("subgroup")) {
   const std::pair<uint32_t, uint32_t> sizes[] = {{1, 1},   {63, 1},  {1, 65},   {64, 64},
                                                  {65, 65}, {100, 37}, {130, 200}, {257, 70}};
   for (auto [w, h] : sizes) {
@@ -450,7 +451,8 @@ TEST_CASE_FIXTURE(GpuTest, "tile packing: conflict resolution makes mixed contai
   CHECK(on.rate() < off.rate() / 3);
 }
 
-TEST_CASE_FIXTURE(GpuTest, "tile packing: tile sizes, container counts, alignments, workgroup sizes") {
+TEST_CASE_FIXTURE(GpuTest, "tile packing: tile sizes, container counts, alignments, workgroup sizes" *
+                               doctest::test_suite("subgroup")) {
   const PackerConfig configs[] = {
       {16, 7, 32, 0},     // a tile of 256 pixels; more keys than containers
       {8, 1, 4, 0},       // one container: every key shares it
@@ -466,7 +468,7 @@ TEST_CASE_FIXTURE(GpuTest, "tile packing: tile sizes, container counts, alignmen
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "tile packing: keys read a quad at a time or one by one") {
+TEST_CASE_FIXTURE(GpuTest, "tile packing: keys read a quad at a time or one by one" * doctest::test_suite("subgroup")) {
   // Width 192 is divisible by 4: at a 16-byte aligned address the keys are read as quads, at
   // byte 4 or 8 one by one; both must pack alike. Width 190 is always read one by one.
   for (uint32_t w : {192u, 190u}) {
@@ -488,7 +490,7 @@ TEST_CASE_FIXTURE(GpuTest, "tile packing: the counter appends to an earlier valu
   packAndCheck({}, blockScreen(64, 64, 30, 0.2, rng()), o);
 }
 
-TEST_CASE_FIXTURE(GpuTest, "tile packing: invalid pack info is refused with a sentence") {
+TEST_CASE_FIXTURE(GpuTest, "tile packing: invalid pack info is refused with a sentence" * doctest::test_suite("host")) {
   const TilePacker* p = packer({});
   const TileMemoryRequirements req = getTileMemoryRequirements(p, 100, 70);
   CHECK(req.tiles_x == 2);
@@ -529,7 +531,8 @@ TEST_CASE_FIXTURE(GpuTest, "tile packing: invalid pack info is refused with a se
   CHECK(validateTilePackInfo(p, bad) == nullptr);  // nothing to record
 }
 
-TEST_CASE_FIXTURE(GpuTest, "tile packing: creation refuses bad parameters and leaks nothing") {
+TEST_CASE_FIXTURE(GpuTest, "tile packing: creation refuses bad parameters and leaks nothing" *
+                               doctest::test_suite("host")) {
   Context& ctx = context();
   const PackerConfig bad[] = {{48, 127, 32, 0}, {4, 127, 32, 0},   {256, 127, 32, 0}, {64, 0, 32, 0},
                               {64, 1025, 32, 0}, {64, 127, 24, 0}, {64, 127, 512, 0}, {64, 127, 32, 100}};
@@ -572,7 +575,7 @@ struct TempDir {
 
 }  // namespace
 
-TEST_CASE("tiles command: usage errors and bad input") {
+TEST_CASE("tiles command: usage errors and bad input" * doctest::test_suite("host")) {
   TempDir dir;
   std::string error;
   const std::vector<uint32_t> keys(16, 5);
