@@ -65,8 +65,9 @@ Context& context() {
 
 Context& contextWithTuning(const TuningConfig& t) {
   auto key = [](const TuningConfig& c) {
-    return std::vector<uint32_t>{c.workgroup_size,     c.keys_per_thread,          c.digit_bits,
-                                 c.lookback_max_count, c.lookback_keys_per_thread, c.lookback_poll_budget};
+    return std::vector<uint32_t>{c.workgroup_size,           c.keys_per_thread,      c.digit_bits,
+                                 c.lookback_max_count,       c.lookback_keys_per_thread, c.lookback_poll_budget,
+                                 c.block_max_count};
   };
   // The default context first: statics die in reverse order. Its own tuning needs no other.
   Context& device_default = context();
@@ -86,6 +87,7 @@ Context& pathContext(const SortPath& path, uint32_t workgroup_size, uint32_t key
   }
   tuning.digit_bits = path.digit_bits;
   if (!path.lookback) tuning.lookback_max_count = 0;
+  if (!path.block) tuning.block_max_count = 0;
   Context& ctx = contextWithTuning(tuning);
   REQUIRE(getSorterProperties(ctx.sorter()).tuning.digit_bits == path.digit_bits);
   return ctx;

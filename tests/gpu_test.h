@@ -18,20 +18,24 @@ Context& context();
 // A context whose sorter runs `tuning` (cached: one per distinct tuning in a process).
 Context& contextWithTuning(const TuningConfig& tuning);
 
-// The sort's paths. Every sort case runs on each: the device's tuning, whose small sorts take the
-// look-back on 8-bit digits; and the count, scan and scatter passes alone (look-back off) with
-// 4-bit and with 8-bit digits.
+// The sort's paths. Every sort case runs on each: the device's tuning, whose sorts of one
+// workgroup's keys run in one dispatch and whose other small sorts take the look-back, both on
+// 8-bit digits; the look-back from the first key (no one-dispatch sorts); and the count, scan and
+// scatter passes alone with 4-bit and with 8-bit digits.
 struct SortPath {
   const char* name;
   uint32_t digit_bits;
   bool lookback;
+  bool block;
 };
-inline constexpr SortPath kSortPaths[] = {
-    {"look-back for small sorts", 4, true}, {"4-bit passes", 4, false}, {"8-bit passes", 8, false}};
+inline constexpr SortPath kSortPaths[] = {{"one dispatch, then the look-back", 4, true, true},
+                                          {"look-back", 4, true, false},
+                                          {"4-bit passes", 4, false, false},
+                                          {"8-bit passes", 8, false, false}};
 
 // The path's context: the device's tuning, or `workgroup_size` x `keys_per_thread` tiles (with the
 // look-back on tiles of the same shape) where those are non-zero; the path's digit width; the
-// look-back off unless the path takes it.
+// look-back and one-dispatch sorts off unless the path takes them.
 Context& pathContext(const SortPath& path, uint32_t workgroup_size = 0, uint32_t keys_per_thread = 0);
 
 // Whether the device is a CPU implementation (lavapipe): large sizes run only elsewhere.

@@ -68,8 +68,7 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   CHECK(stats.canaries_intact);
   // The pass count the recorded sort reports is the one getPassCount() promises, and its parity
   // names the buffer that holds the result. It is ceil(bits / digit width), on the tuning's digits
-  // or, for small sorts through the look-back, on 8-bit ones; with the look-back off, always the
-  // tuning's.
+  // or, for one-dispatch and look-back sorts, on 8-bit ones; with both off, always the tuning's.
   SortInfo asked;  // what getPassCount() reads of a sort
   asked.count = static_cast<uint32_t>(n);
   asked.key_type = o.key_type;
@@ -82,7 +81,7 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   const TuningConfig& tuning = getSorterProperties(ctx.sorter()).tuning;
   const uint32_t bits = o.end_bit - o.begin_bit;
   auto passesOf = [&](uint32_t digit) { return n == 0 ? 0 : (bits + digit - 1) / digit; };
-  if (tuning.lookback_max_count == 0) CHECK(passes == passesOf(tuning.digit_bits));
+  if (tuning.lookback_max_count == 0 && tuning.block_max_count == 0) CHECK(passes == passesOf(tuning.digit_bits));
   else CHECK((passes == passesOf(tuning.digit_bits) || passes == passesOf(8)));
 }
 
@@ -102,6 +101,7 @@ Context& lookbackContext(uint32_t digit_bits, uint32_t workgroup_size, uint32_t 
   t.digit_bits = digit_bits;
   t.lookback_max_count = limit;
   t.lookback_poll_budget = poll_budget;
+  t.block_max_count = 0;
   return contextWithTuning(t);
 }
 
@@ -452,7 +452,7 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and t
   // the passes run on 4-bit and on 8-bit digits. Skipped passes, argsort's first pass and
   // GPU-side counts are decided in different shaders on the two paths. Tiles of 32 threads x 2
   // keys, so that a few hundred keys cross several tiles.
-  Context& small = pathContext(kSortPaths[0], 32, 2);
+  Context& small = pathContext(kSortPaths[1], 32, 2);
   const TuningConfig device = getSorterProperties(small.sorter()).tuning;
   const uint32_t tile = getSorterProperties(small.sorter()).lookback_tile_size;
   REQUIRE(tile > 0);
@@ -511,7 +511,7 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and t
 TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_suite("subgroup")) {
   // 64-key tiles and the device's limit (2^20 keys by default): the tile count, not the limit,
   // ends the look-back, at 65536 keys. Both sides, keys and pairs, 4-bit passes past it.
-  Context& ctx = pathContext(kSortPaths[0], 32, 2);
+  Context& ctx = pathContext(kSortPaths[1], 32, 2);
   const uint32_t tile = getSorterProperties(ctx.sorter()).lookback_tile_size;
   REQUIRE(getSorterProperties(ctx.sorter()).tuning.lookback_max_count >= 1024 * tile);
   REQUIRE(tile <= 64);
@@ -521,6 +521,81 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_s
     CHECK(getPassCount(ctx.sorter(), asked) == (n <= 1024 * tile ? 4u : 8u));
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
     checkSort(ctx, makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "one-dispatch sorts up to one workgroup's keys, every option, and past them" *
+                               doctest::test_suite("subgroup")) {
+  // The device's tuning: sorts of up to block_size keys (u64: block_size_u64) run in one
+  // workgroup. Sizes around a subgroup, half the block, the block and one key past it (the next
+  // path), keys and pairs; then every option just below the block size.
+  Context& ctx = context();
+  const SorterProperties props = getSorterProperties(ctx.sorter());
+  const uint32_t b = props.block_size, s = props.subgroup_size;
+  REQUIRE(b >= 256);
+  REQUIRE(props.block_size_u64 >= 128);
+  for (uint32_t n : {1u, 2u, s - 1, s, s + 1, b / 2 + 1, b - 1, b, b + 1}) {
+    SortInfo asked;
+    asked.count = n;
+    CHECK(getPassCount(ctx.sorter(), asked) == 4);  // 8-bit digits on either side
+    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
+      checkSort(ctx, makeKeys(n, d, rng()), n % 2 == 0, {}, name(d));
+  }
+  const uint32_t n = b - 3;
+  for (const auto& range : {std::pair{0u, 4u}, std::pair{3u, 20u}, std::pair{8u, 32u}}) {
+    SortOptions o;  // one, three and three passes: the result in the temp buffers
+    o.begin_bit = range.first;
+    o.end_bit = range.second;
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
+    o.descending = true;
+    checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, o, "low-bits");
+  }
+  for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual}) {
+    SortOptions o;
+    o.argsort = true;
+    checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+    o.descending = true;
+    checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+  }
+  for (KeyType type : {KeyType::kI32, KeyType::kF32}) {
+    SortOptions o;
+    o.key_type = type;
+    std::vector<uint32_t> keys = makeKeys(n, Distribution::kUniform, rng());
+    const uint32_t specials[] = {0x80000000u, 0x7FFFFFFFu, 0u, 0xFFFFFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u};
+    for (size_t i = 0; i < std::size(specials); ++i) keys[i * 13] = specials[i];
+    checkSort(ctx, keys, true, o, "uniform with specials");
+    o.descending = true;
+    checkSort(ctx, keys, false, o, "uniform with specials");
+  }
+  const uint32_t n64 = props.block_size_u64 - 1;
+  for (const auto& range : {std::pair{0u, 64u}, std::pair{30u, 41u}}) {
+    SortOptions o;
+    o.key_type = KeyType::kU64;
+    o.begin_bit = range.first;
+    o.end_bit = range.second;
+    checkSort(ctx, makeKeys(2 * n64, Distribution::kUniform, rng()), true, o, "uniform u64");
+    o.descending = true;
+    checkSort(ctx, makeKeys(2 * n64, Distribution::kLowBits, rng()), false, o, "low-bits u64");
+  }
+  for (uint32_t gpu_count : {0u, 1u, s + 1, n, n + 1000}) {
+    SortOptions o;
+    o.gpu_count = true;
+    o.gpu_count_value = gpu_count;
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "one-dispatch sorts stop at block_max_count") {
+  TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
+  tuning.block_max_count = 100;
+  tuning.lookback_max_count = 0;  // past the limit: 4-bit passes, so the pass count tells the path
+  Context& ctx = contextWithTuning(tuning);
+  REQUIRE(getSorterProperties(ctx.sorter()).block_size == 100);
+  for (uint32_t n : {99u, 100u, 101u}) {
+    SortInfo asked;
+    asked.count = n;
+    CHECK(getPassCount(ctx.sorter(), asked) == (n <= 100 ? 4u : 32u / tuning.digit_bits));
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
   }
 }
 

@@ -17,6 +17,8 @@
 #include "spirv/radix_scatter_wide.h"
 #include "spirv/radix_scatter_wide_u64.h"
 #include "spirv/radix_setup.h"
+#include "spirv/radix_sort_block.h"
+#include "spirv/radix_sort_block_u64.h"
 #include "tuning.h"
 
 namespace vren::radix {
@@ -69,6 +71,12 @@ struct KeyPipelines {
     VkPipeline histogram_mapped = VK_NULL_HANDLE;
     ScatterPipelines scatter;
   } lookback;
+  // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch.
+  struct Block {
+    TuningConfig shape{};     // 8-bit digits; workgroup_size 0: not on this device
+    uint32_t max_count = 0;   // the tuning's block_max_count, at most the workgroup's keys
+    VkPipeline pipeline = VK_NULL_HANDLE;
+  } block;
 };
 
 }  // namespace
@@ -183,6 +191,19 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
                &out.copy);
   if (r == VK_SUCCESS) r = createScatters(scatter, pairsSpec(scatter, out.pairs_scatter), &out.scatter);
 
+  // One pipeline for keys and pairs, every key type: values take a shared slot per key either
+  // way, and the order map is a few XORs per key and pass.
+  KeyPipelines::Block& block = out.block;
+  if (r == VK_SUCCESS && block.max_count > 0) {
+    const TuningConfig& t = block.shape;
+    PipelineSpec block_spec{wide ? vren_radix_sort_block_u64_spv : vren_radix_sort_block_spv,
+                            wide ? sizeof(vren_radix_sort_block_u64_spv) : sizeof(vren_radix_sort_block_spv),
+                            t.workgroup_size, t.keys_per_thread, maxSubgroups(t), t.workgroup_size * t.keys_per_thread,
+                            t.digit_bits};
+    block_spec.key_map = true;
+    r = create(block_spec, &block.pipeline);
+  }
+
   KeyPipelines::Lookback& lookback = out.lookback;
   if (r != VK_SUCCESS || lookback.tuning.lookback_max_count == 0) return r;
   lookback.tile_size = lookback.tuning.workgroup_size * lookback.tuning.keys_per_thread;
@@ -207,7 +228,7 @@ void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
     for (VkPipeline pipeline : {set->keys, set->pairs, set->keys_mapped, set->pairs_mapped})
       if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy, p.lookback.setup, p.lookback.histogram,
-                              p.lookback.histogram_mapped})
+                              p.lookback.histogram_mapped, p.block.pipeline})
     if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   p = {};
 }
@@ -262,6 +283,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->u64.tuning = tuning_u64;
   s->u32.lookback.tuning = detail::lookbackTuning(requested, limits, 1);
   s->u64.lookback.tuning = detail::lookbackTuning(requested, limits, 2);
+  for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
+    p->block.shape = detail::blockShape(limits, words);
+    p->block.max_count = std::min(requested.block_max_count, p->block.shape.workgroup_size * p->block.shape.keys_per_thread);
+  }
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
   s->properties.tuning = tuning;
@@ -272,6 +297,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     reported->lookback_keys_per_thread = lookback->keys_per_thread;
     reported->lookback_poll_budget = lookback->lookback_poll_budget;
   }
+  s->properties.tuning.block_max_count = s->u32.block.max_count;
+  s->properties.tuning_u64.block_max_count = s->u64.block.max_count;
+  s->properties.block_size = s->u32.block.max_count;
+  s->properties.block_size_u64 = s->u64.block.max_count;
   s->properties.tile_size = tile;
   s->properties.subgroup_size = limits.subgroup_size;
   // Limits: u32 indices in the shaders (64-bit keys index words), the 2D dispatch grid, and the
@@ -335,6 +364,9 @@ uint32_t keyBytes(KeyType t) { return t == KeyType::kU64 ? 8 : 4; }
 
 const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyType::kU64 ? s->u64 : s->u32; }
 
+// Whether a sort of `count` keys runs in one workgroup (TuningConfig::block_max_count).
+bool usesBlock(const KeyPipelines& p, uint32_t count) { return count <= p.block.max_count; }
+
 // Whether a sort of `count` keys takes the look-back (TuningConfig::lookback_max_count).
 bool usesLookback(const KeyPipelines& p, uint32_t count, bool with_values) {
   const uint32_t max_count = p.lookback.tuning.lookback_max_count / (with_values ? 2 : 1);
@@ -396,8 +428,8 @@ MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bo
 uint32_t getPassCount(const Sorter* s, const SortInfo& info) {
   if (info.count == 0) return 0;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
-  const bool lookback = usesLookback(p, info.count, info.values.buffer != VK_NULL_HANDLE);
-  return passCount(info.begin_bit, info.end_bit, lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits);
+  const bool eight_bits = usesBlock(p, info.count) || usesLookback(p, info.count, info.values.buffer != VK_NULL_HANDLE);
+  return passCount(info.begin_bit, info.end_bit, eight_bits ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits);
 }
 
 const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
@@ -525,6 +557,21 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   pc.key_flip = signed_order ? 0x80000000u : 0;
   pc.negative_flip = info.key_type == KeyType::kF32 ? 0x7FFFFFFFu : 0;
   beginLabel(s, cmd, "vren_radix sort");
+
+  if (usesBlock(p, info.count)) {  // one workgroup: every pass in one dispatch, no barrier
+    pc.flags = flags | (info.descending ? VREN_RADIX_FLAG_DESCENDING : 0) |
+               (info.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0);
+    pc.pass = passes;
+    pc.shift = info.begin_bit;
+    pc.end_bit = info.end_bit;
+    s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
+    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.block.pipeline);
+    s->fn.cmdDispatch(cmd, 1, 1, 1);
+    for (uint32_t i = 0; i < 3 * passes; ++i) timestamp(every_dispatch);  // the layout of SortInfo
+    endLabel(s, cmd);
+    timestamp(true);
+    return result;
+  }
 
   // The setup and the histogram take the pass count and the bit range.
   pc.flags = flags | (lookback ? VREN_RADIX_FLAG_LOOKBACK : 0) | (info.descending ? VREN_RADIX_FLAG_DESCENDING : 0);

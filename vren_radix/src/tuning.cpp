@@ -84,6 +84,30 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   return wide;
 }
 
+uint32_t blockSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, uint32_t key_words) {
+  const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
+  const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;
+  return 4 * tile * (key_words + 1) + 4 * bins * max_subgroups + 4 * bins + 4 * (max_subgroups + 1);
+}
+
+TuningConfig blockShape(const DeviceFacts& limits, uint32_t key_words) {
+  const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
+  TuningConfig best{0, 0, VREN_RADIX_MAX_DIGIT_BITS};
+  // Up to 16 keys per thread: the ranking keeps each key's bin and rank in registers.
+  for (uint32_t threads = std::min(256u, floorPow2(limits.max_workgroup_size)); threads >= std::min(32u, min_subgroup);
+       threads /= 2) {
+    for (uint32_t keys = 16; keys >= 1; keys /= 2) {
+      const TuningConfig shape{threads, keys, VREN_RADIX_MAX_DIGIT_BITS};
+      const uint32_t size = threads * keys;
+      if (size > kMaxBlockSize || size <= best.workgroup_size * best.keys_per_thread) continue;
+      if (blockSharedBytes(shape, std::max(1u, threads / min_subgroup), key_words) <= limits.max_shared_memory)
+        best = shape;
+    }
+    if (threads == 1) break;
+  }
+  return best;
+}
+
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words) {
   // H200, 2^26 uniform u32 pairs: 512x2 for every pass 5.69 ms against 256x4 6.28 ms; the keys
   // sort is faster at 256x4 (3.90 against 4.65 ms), so only the pairs scatter takes the wider

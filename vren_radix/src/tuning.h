@@ -39,6 +39,16 @@ constexpr uint32_t kLookbackMaxTiles = 1024;
 // clamped to the device; lookback_max_count 0 if nothing fits.
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);
 
+// Shared memory of the one-dispatch sort (radix_sort_block.comp's map) for keys and values of a
+// workgroup of `tuning`'s shape.
+uint32_t blockSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, uint32_t key_words);
+
+// The one-dispatch sort's workgroup: the most keys (up to kMaxBlockSize) whose keys, values and
+// per-subgroup counters fit shared memory, preferring wider workgroups; 8-bit digits. A zero
+// workgroup size if not even 32 keys fit.
+constexpr uint32_t kMaxBlockSize = 4096;
+TuningConfig blockShape(const DeviceFacts& limits, uint32_t key_words);
+
 // The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and
 // the internal buffer depend on it), possibly split over more threads.
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);

@@ -58,6 +58,10 @@ struct TuningConfig {
   // every earlier tile: slow, the same result). At most 1024 on lavapipe, which leaves a
   // shader's loops after 65535 iterations in all.
   uint32_t lookback_poll_budget = 4096;
+  // Sorts of at most block_max_count keys that fit one workgroup (SorterProperties::block_size)
+  // run in a single dispatch: one workgroup holds them in shared memory and runs every pass on
+  // 8-bit digits. Above it, the look-back or the separate passes. 0 turns this off.
+  uint32_t block_max_count = 0xFFFFFFFFu;
 };
 
 struct SorterCreateInfo {
@@ -86,6 +90,8 @@ struct SorterProperties {
   uint32_t tile_size;          // keys per workgroup, 32-bit keys
   uint32_t lookback_tile_size;     // the same for look-back sorts (0: none on this device)
   uint32_t lookback_tile_size_u64; // and for 64-bit keys
+  uint32_t block_size;         // most keys a one-dispatch sort takes (0: none on this device)
+  uint32_t block_size_u64;     // and for 64-bit keys
   uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
   uint32_t max_count;          // largest count this device can sort
 };
@@ -137,7 +143,8 @@ struct SortInfo {
   // timestamp_every_dispatch, 2 + 3 * passes timestamps instead: the start, one after each
   // pass's count, scan and scatter dispatch (a profile of where the time goes), and the end.
   // Look-back sorts (see TuningConfig) run no count and scan dispatches: their intervals are
-  // empty, except the first count interval, which holds the histogram.
+  // empty, except the first count interval, which holds the histogram. One-dispatch sorts
+  // (TuningConfig::block_max_count) hold the whole sort in the first count interval.
   // getPassCount() gives the passes.
   VkQueryPool timestamp_pool = VK_NULL_HANDLE;
   uint32_t first_query = 0;
@@ -155,8 +162,9 @@ struct SortResult {
 const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
 
 // The radix passes cmdSort records for `info`: ceil((end_bit - begin_bit) / digit bits), with the
-// digit width of the tuning for info.key_type, or 8 bits for look-back sorts (info.count and
-// whether info.values has a buffer decide); 0 for no elements or an empty bit range.
+// digit width of the tuning for info.key_type, or 8 bits for one-dispatch and look-back sorts
+// (info.count and whether info.values has a buffer decide); 0 for no elements or an empty bit
+// range. Its parity tells where the result is (SortResult::in_temp).
 uint32_t getPassCount(const Sorter* sorter, const SortInfo& info);
 
 // Records the sort into `cmd`. Records only: no allocation, submission or wait.
@@ -164,7 +172,8 @@ uint32_t getPassCount(const Sorter* sorter, const SortInfo& info);
 // A pass whose digit is the same for every key is detected on the GPU from the counts and
 // skips its scatter; if skipping leaves the data in the other ping-pong buffer, a copy at the
 // end moves it to the buffer named in the result, so the result is where it says whatever the
-// data.
+// data. A one-dispatch sort (TuningConfig::block_max_count) reads keys/values and writes only
+// the buffers named in the result, once; it does not touch internal.
 //
 // Synchronisation contract:
 // - First access: the first pass reads keys/values and writes keys_temp/values_temp and

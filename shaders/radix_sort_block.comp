@@ -1,0 +1,151 @@
+#version 460
+// Small sorts in one dispatch: a single workgroup sorts all the keys (at most TILE_SIZE) in
+// shared memory, every pass of 8-bit digits, and writes them out once, to the buffer the pass
+// count's parity names (as the multi-pass sort would leave them). No setup, count, scan or
+// copy dispatch, and no barrier between dispatches: a sort of 1024 keys costs one launch.
+//
+// Each pass ranks the keys as radix_scatter_wide.comp ranks a tile: subgroup s owns the
+// contiguous segment of SUBGROUP_SIZE * KEYS_PER_THREAD slots starting at
+// s * SUBGROUP_SIZE * KEYS_PER_THREAD and walks it in KEYS_PER_THREAD rounds of one slot per
+// lane, keeping a running count per bin; a key's rank is the bin's running count plus its peers
+// below it in the round (ballots over the digit's bits). Rounds follow slot order, so the ranks
+// are stable. The subgroups' counts, scanned per bin across subgroups and then across bins,
+// give each key its new slot, and the keys move there in shared memory for the next pass.
+// Slots past the count take the last bin and so stay behind every key. Passes whose digit is
+// the same for every key move nothing and are not skipped: the result's buffer depends only on
+// the pass count.
+//
+// pc.pass is the pass count, pc.shift the begin bit, pc.end_bit the end bit; the digit mask and
+// the descending flip of each pass follow from them as in recordSort. The count is pc.count, or
+// for cmdSortIndirect the GPU-side count clamped to it; the internal buffer is not used.
+//
+// Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
+//   s_keys            4 W T      the keys in the current pass's order
+//   s_values          4 T        their values (VALUE_SLOTS = 1 when the sorter has no room)
+//   s_subgroup_bins   4 S BINS   running counts, then each subgroup's start inside each bin
+//   s_bin_start       4 BINS     where each bin starts
+//   workgroup scan    4 (S + 1)
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "radix_common.glsl"
+
+layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
+layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD = 4;
+layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
+layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
+
+#include "workgroup_scan.glsl"
+
+const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
+const uint BINS_PER_THREAD = (BINS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+
+shared Key s_keys[TILE_SIZE];
+shared uint s_values[VALUE_SLOTS];
+shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
+shared uint s_bin_start[BINS];
+
+void main() {
+  uint count = pc.count;
+  if ((pc.flags & VREN_RADIX_FLAG_INDIRECT) != 0u) count = min(pc.count_address.data[0], pc.count);
+  const bool with_values = (pc.flags & VREN_RADIX_FLAG_VALUES) != 0u;
+  const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
+  const bool descending = (pc.flags & VREN_RADIX_FLAG_DESCENDING) != 0u;
+  const uint thread = gl_LocalInvocationIndex;
+  const uint subgroup_bins = gl_SubgroupID * BINS;
+  const uint first_bin = ordered_thread() * BINS_PER_THREAD;  // this thread's bins in step 2
+  const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
+
+  // 0. Load the keys into shared memory, coalesced; argsort's values are the input indices.
+  ReadUints keys_in = ReadUints(pc.keys[0]);
+  ReadUints values_in = ReadUints(pc.values[0]);
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = i * gl_WorkGroupSize.x + thread;
+    if (slot < count) {
+      s_keys[slot] = load_key(keys_in, slot);
+      if (with_values) s_values[slot] = index_values ? slot : values_in.data[slot];
+    }
+  }
+  barrier();  // the keys in shared memory
+
+  for (uint pass = 0u; pass < pc.pass; ++pass) {  // uniform
+    const uint shift = pc.shift + pass * DIGIT_BITS;
+    const uint digit_mask = (1u << min(DIGIT_BITS, pc.end_bit - shift)) - 1u;
+    const uint bin_flip = descending ? digit_mask : 0u;
+
+    // 1. Rank each key among its subgroup's keys of the same bin, in slot order.
+    for (uint j = gl_SubgroupInvocationID; j < BINS; j += gl_SubgroupSize) s_subgroup_bins[subgroup_bins + j] = 0u;
+    Key keys[KEYS_PER_THREAD];
+    uint values[KEYS_PER_THREAD];
+    uint bins[KEYS_PER_THREAD];
+    uint ranks[KEYS_PER_THREAD];
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+      const bool valid = slot < count;
+      keys[i] = valid ? s_keys[slot] : NO_KEY;
+      values[i] = valid && with_values ? s_values[slot] : 0u;
+      bins[i] = valid ? bin_at(keys[i], shift, digit_mask, bin_flip) : PADDING_BIN;
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();  // running counts zeroed before the first round reads them
+    // Subgroups whose segment holds no key skip the rounds (uniform per subgroup): their zero
+    // counts leave the padding out of every bin's total, and no key is placed from them.
+    if (segment < count) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      const uvec4 peers = peers_of(bins[i], true);
+      const uint below = subgroupBallotExclusiveBitCount(peers);
+      const uint running = s_subgroup_bins[subgroup_bins + bins[i]];
+      ranks[i] = running + below;
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();  // every peer has read the running count before the lowest one adds
+      if (below == 0u) s_subgroup_bins[subgroup_bins + bins[i]] = running + subgroupBallotBitCount(peers);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();  // the next round reads the updated counts
+    }
+    barrier();  // every subgroup's counts complete; every key read out of s_keys
+
+    // 2. Per bin: each subgroup's start inside the bin, then the bins' starts by a scan.
+    uint bin_total[BINS_PER_THREAD];
+    uint thread_sum = 0u;
+    [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
+      const uint bin = first_bin + j;
+      bin_total[j] = 0u;
+      if (bin < BINS) {
+        for (uint s = 0u; s < gl_NumSubgroups; ++s) {
+          const uint c = s_subgroup_bins[s * BINS + bin];
+          s_subgroup_bins[s * BINS + bin] = bin_total[j];
+          bin_total[j] += c;
+        }
+      }
+      thread_sum += bin_total[j];
+    }
+    uint unused_total;
+    uint start = workgroup_exclusive_add(thread_sum, unused_total);
+    [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
+      if (first_bin + j < BINS) s_bin_start[first_bin + j] = start;
+      start += bin_total[j];
+    }
+    barrier();  // bin starts visible to every thread
+
+    // 3. Move each key to its slot for the next pass.
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+      if (slot < count) {
+        const uint to = s_bin_start[bins[i]] + s_subgroup_bins[subgroup_bins + bins[i]] + ranks[i];
+        s_keys[to] = keys[i];
+        if (with_values) s_values[to] = values[i];
+      }
+    }
+    barrier();  // the keys in this pass's order before the next pass reads them
+  }
+
+  // 4. Write out, coalesced, to the buffer an unskipped multi-pass sort would end in.
+  const uint result = pc.pass & 1u;
+  WriteUints keys_out = WriteUints(pc.keys[result]);
+  WriteUints values_out = WriteUints(pc.values[result]);
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = i * gl_WorkGroupSize.x + thread;
+    if (slot < count) {
+      store_key(keys_out, slot, s_keys[slot]);
+      if (with_values) values_out.data[slot] = s_values[slot];
+    }
+  }
+}
