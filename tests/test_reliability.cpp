@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gpu_test.h"
+#include "radix_shared.h"
 #include "vren_radix/materials.h"
 #include "vren_radix/tiles.h"
 
@@ -1240,6 +1241,51 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: 2D grids and a scan of several chunks, 
   REQUIRE(getPassCount(sorter.get(), asked) == 4);  // the look-back's 8-bit digits
   checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kUniform, rng()), false);
   checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kLowBits, rng()), true);
+}
+
+TEST_CASE_FIXTURE(GpuTest, "reliability: every look-back tile publishes its prefix with the prefix flag" *
+                               doctest::test_suite("subgroup")) {
+  // A word published without its flag would only make later tiles slow (they count the tile
+  // from its keys instead), so the sort's result cannot show it: the words are an internal
+  // layout, checked here. After the sort, the last pass's set holds, for every tile and bin,
+  // FLAG_PREFIX | the count of that bin's keys in this tile and every earlier one, in the order
+  // the last pass read them (the input stably sorted by the lower digits).
+  TuningConfig tuning{32, 2, 4};
+  tuning.lookback_keys_per_thread = 2;
+  tuning.block_max_count = 0;
+  SorterPtr sorter = fakeSorter({}, &tuning, Pipelines::kCompiled);
+  const uint32_t tile = getSorterProperties(sorter.get()).lookback_tile_size;
+  const uint32_t tiles = 20, n = tiles * tile - 5;
+  Job job;
+  job.input = makeKeys(n, Distribution::kUniform, rng());
+  prepare(context(), sorter.get(), job);
+  std::string error;
+  REQUIRE_MESSAGE(context().submit(
+                      [&](VkCommandBuffer cmd) {
+                        job.result = cmdSort(sorter.get(), cmd, job.info);
+                        VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+                        to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+                        to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+                        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                                             1, &to_host, 0, nullptr, 0, nullptr);
+                      },
+                      &error),
+                  error);
+  REQUIRE(job.result.passes == 4);  // 8-bit digits: the look-back
+  std::vector<uint32_t> order = job.input;
+  std::stable_sort(order.begin(), order.end(), [](uint32_t a, uint32_t b) { return (a & 0xFFFFFF) < (b & 0xFFFFFF); });
+  constexpr uint32_t kFlagPrefix = 1u << 31, kLastSet = 3 & 1;
+  const auto* words = static_cast<const uint32_t*>(job.internal.mapped);
+  std::vector<uint32_t> prefix(256, 0);
+  size_t bad = 0, checked = 0;
+  for (uint32_t t = 0; t < tiles; ++t) {
+    for (uint32_t i = t * tile; i < std::min(n, (t + 1) * tile); ++i) ++prefix[order[i] >> 24];
+    for (uint32_t bin = 0; bin < 256; ++bin, ++checked)
+      if (words[VREN_RADIX_LOOKBACK_WORDS + (2 * t + kLastSet) * 256 + bin] != (kFlagPrefix | prefix[bin])) ++bad;
+  }
+  CHECK_MESSAGE(bad == 0, bad << " of " << checked << " published words are not the flagged inclusive prefix");
+  for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.internal})
+    if (b->buffer) context().destroyBuffer(b);
 }
 
 TEST_CASE_FIXTURE(GpuTest, "reliability: several contexts sort on several threads at once") {
