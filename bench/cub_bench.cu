@@ -14,6 +14,9 @@
 //        --reps=N      timed sorts per case (default 20)
 //        --device=N    CUDA device (default 0)
 //        --csv=FILE    also write the CSV to FILE
+//        --keys=FILE   instead of the generated cases, sort the raw little-endian u32 keys of FILE
+//                      (e.g. a frame's depth keys from vren_radix_splats --dump-keys), as keys and
+//                      as pairs with index values; the case's dist is "file"
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 
@@ -21,6 +24,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -51,6 +57,7 @@ struct Flags {
   int reps = kDefaultReps;
   int device = 0;
   std::string csv_path;
+  std::string keys_path;
 };
 
 bool parseInt(const std::string& text, int lo, int hi, int* out) {
@@ -69,10 +76,11 @@ bool parseFlags(int argc, char** argv, Flags* flags) {
     else if (key == "--reps") ok = parseInt(value, 1, 100000, &flags->reps);
     else if (key == "--device") ok = parseInt(value, 0, 1024, &flags->device);
     else if (key == "--csv") ok = !(flags->csv_path = value).empty();
+    else if (key == "--keys") ok = !(flags->keys_path = value).empty();
     if (!ok) {
       std::fprintf(stderr,
                    "vren_radix_cub_bench: bad option '%s'.\n"
-                   "usage: vren_radix_cub_bench [--max-log2=10..31] [--reps=N] [--device=N] [--csv=FILE]\n",
+                   "usage: vren_radix_cub_bench [--max-log2=10..31] [--reps=N] [--device=N] [--csv=FILE] [--keys=FILE]\n",
                    arg.c_str());
       return false;
     }
@@ -180,7 +188,27 @@ int main(int argc, char** argv) {
     flags.max_log2 = kDefaultMaxLog2;
     while (flags.max_log2 > kMinLog2 && (uint64_t{24} << flags.max_log2) > free_bytes / 4 * 3) --flags.max_log2;
   }
-  const std::vector<Case> cases = makeCases(flags.max_log2);
+  std::vector<Case> cases;
+  std::vector<uint32_t> file_keys;
+  if (flags.keys_path.empty()) {
+    cases = makeCases(flags.max_log2);
+  } else {
+    std::ifstream in(flags.keys_path, std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) {
+      std::fprintf(stderr, "vren_radix_cub_bench: cannot read %s.\n", flags.keys_path.c_str());
+      return 1;
+    }
+    if (bytes.empty() || bytes.size() % 4 != 0 || bytes.size() / 4 > (size_t{1} << kMaxLog2)) {
+      std::fprintf(stderr, "vren_radix_cub_bench: %s must hold 1 to 2^%d little-endian u32 keys.\n",
+                   flags.keys_path.c_str(), kMaxLog2);
+      return 1;
+    }
+    file_keys.resize(bytes.size() / 4);
+    std::memcpy(file_keys.data(), bytes.data(), bytes.size());
+    for (bool pairs : {false, true}) cases.push_back({pairs, Dist::kUniform, static_cast<uint32_t>(file_keys.size())});
+  }
+  auto distName = [&](const Case& c) { return file_keys.empty() ? name(c.dist) : "file"; };
   uint32_t max_count = 0;
   for (const Case& c : cases) max_count = std::max(max_count, c.count);
 
@@ -214,7 +242,7 @@ int main(int argc, char** argv) {
     if (!have_input || input_dist != c.dist || input.size() != c.count) {
       have_input = true;
       input_dist = c.dist;
-      input = makeKeys(c.dist, c.count);
+      input = file_keys.empty() ? makeKeys(c.dist, c.count) : file_keys;
       sorted.clear();
       indices.resize(c.count);
       std::iota(indices.begin(), indices.end(), 0u);
@@ -231,7 +259,7 @@ int main(int argc, char** argv) {
     sortOnce(c, b, stream, start, stop, &sorted_keys, &sorted_values);
     const std::string why = verify(c, sorted_keys, sorted_values, input, sorted);
     if (!why.empty()) {
-      std::fprintf(stderr, "vren_radix_cub_bench: CUB %s %s %u: %s\n", c.pairs ? "pairs" : "keys", name(c.dist),
+      std::fprintf(stderr, "vren_radix_cub_bench: CUB %s %s %u: %s\n", c.pairs ? "pairs" : "keys", distName(c),
                    c.count, why.c_str());
       return 1;
     }
@@ -249,7 +277,7 @@ int main(int argc, char** argv) {
   std::string csv = "impl,case,dist,count,median_ms,gkeys_per_s\n";
   for (const Result& r : results) {
     char line[160];
-    std::snprintf(line, sizeof(line), "cub,%s,%s,%u,%.6f,%.4f\n", r.c.pairs ? "pairs" : "keys", name(r.c.dist),
+    std::snprintf(line, sizeof(line), "cub,%s,%s,%u,%.6f,%.4f\n", r.c.pairs ? "pairs" : "keys", distName(r.c),
                   r.c.count, r.median_ms, r.c.count / (r.median_ms * 1e6));
     csv += line;
   }
@@ -266,7 +294,7 @@ int main(int argc, char** argv) {
               CCCL_MINOR_VERSION, CCCL_PATCH_VERSION, prop.name, flags.reps);
   std::printf("%-6s %-8s %11s %12s %10s\n", "case", "dist", "count", "median ms", "Gkeys/s");
   for (const Result& r : results)
-    std::printf("%-6s %-8s %11u %12.4f %10.3f\n", r.c.pairs ? "pairs" : "keys", name(r.c.dist), r.c.count, r.median_ms,
+    std::printf("%-6s %-8s %11u %12.4f %10.3f\n", r.c.pairs ? "pairs" : "keys", distName(r.c), r.c.count, r.median_ms,
                 r.c.count / (r.median_ms * 1e6));
 
   check(cudaEventDestroy(start), "cudaEventDestroy");
