@@ -567,7 +567,9 @@ int main(int argc, char** argv) {
                                               ", tile " + std::to_string(props.tile_size) + ", " +
                                               std::to_string(props.tuning.digit_bits) + "-bit digits; look-back up to " +
                                               std::to_string(props.tuning.lookback_max_count) + " keys, " +
-                                              std::to_string(props.tuning.lookback_keys_per_thread) + " per thread");
+                                              std::to_string(props.tuning.lookback_keys_per_thread) +
+                                              " per thread; one dispatch up to " + std::to_string(props.block_size) +
+                                              " keys");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));
     benchmark::AddCustomContext("copy_bandwidth_transfer_gbps", formatDouble(transfer_gbps, 1));

@@ -5,9 +5,9 @@
 // copy dispatch, and no barrier between dispatches: a sort of 1024 keys costs one launch.
 //
 // Each pass ranks the keys as radix_scatter_wide.comp ranks a tile: subgroup s owns the
-// contiguous segment of SUBGROUP_SIZE * KEYS_PER_THREAD slots starting at
-// s * SUBGROUP_SIZE * KEYS_PER_THREAD and walks it in KEYS_PER_THREAD rounds of one slot per
-// lane, keeping a running count per bin; a key's rank is the bin's running count plus its peers
+// contiguous segment of SUBGROUP_SIZE * R slots starting at s * SUBGROUP_SIZE * R and walks it
+// in R rounds of one slot per lane, keeping a running count per bin; R = ceil(count /
+// WORKGROUP_SIZE) <= KEYS_PER_THREAD, so that every subgroup takes a share of a small sort; a key's rank is the bin's running count plus its peers
 // below it in the round (ballots over the digit's bits). Rounds follow slot order, so the ranks
 // are stable. The subgroups' counts, scanned per bin across subgroups and then across bins,
 // give each key its new slot, and the keys move there in shared memory for the next pass.
@@ -53,7 +53,9 @@ void main() {
   const uint thread = gl_LocalInvocationIndex;
   const uint subgroup_bins = gl_SubgroupID * BINS;
   const uint first_bin = ordered_thread() * BINS_PER_THREAD;  // this thread's bins in step 2
-  const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
+  // Rounds per pass: the keys spread over every subgroup, whatever the count (uniform).
+  const uint rounds = (count + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+  const uint segment = gl_SubgroupID * gl_SubgroupSize * rounds;
 
   // 0. Load the keys into shared memory, coalesced; argsort's values are the input indices.
   ReadUints keys_in = ReadUints(pc.keys[0]);
@@ -80,7 +82,7 @@ void main() {
     uint ranks[KEYS_PER_THREAD];
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
-      const bool valid = slot < count;
+      const bool valid = i < rounds && slot < count;
       keys[i] = valid ? s_keys[slot] : NO_KEY;
       values[i] = valid && with_values ? s_values[slot] : 0u;
       bins[i] = valid ? bin_at(keys[i], shift, digit_mask, bin_flip) : PADDING_BIN;
@@ -90,6 +92,7 @@ void main() {
     // Subgroups whose segment holds no key skip the rounds (uniform per subgroup): their zero
     // counts leave the padding out of every bin's total, and no key is placed from them.
     if (segment < count) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      if (i >= rounds) break;  // uniform
       const uvec4 peers = peers_of(bins[i], true);
       const uint below = subgroupBallotExclusiveBitCount(peers);
       const uint running = s_subgroup_bins[subgroup_bins + bins[i]];
@@ -128,7 +131,7 @@ void main() {
     // 3. Move each key to its slot for the next pass.
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
-      if (slot < count) {
+      if (i < rounds && slot < count) {
         const uint to = s_bin_start[bins[i]] + s_subgroup_bins[subgroup_bins + bins[i]] + ranks[i];
         s_keys[to] = keys[i];
         if (with_values) s_values[to] = values[i];
