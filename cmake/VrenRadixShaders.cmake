@@ -4,38 +4,52 @@
 # "spirv/<name>.h".
 # vren_radix_embed_shader_variant(<target> <variant> <source name> <define>...)
 # The same for shaders/<source name>.comp compiled with -D<define>..., embedded as <variant>.
+# vren_radix_embed_local_shaders(<target> <prefix> <name>...)
+# The same for <name>.comp beside the calling CMakeLists.txt (an example's own passes, which may
+# include shaders/ too), embedded as `<prefix>_<name>_spv` in "spirv/<prefix>_<name>.h".
 find_program(GLSLANG_VALIDATOR glslangValidator REQUIRED)
 find_program(SPIRV_VAL spirv-val REQUIRED)
 
-function(vren_radix_embed_shader_variant target name source)
+# One shader: src -> spirv/<name>.spv -> spirv/<name>.h holding <symbol>; ARGN: -D and -I flags.
+function(vren_radix_spirv_header target src name symbol)
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/generated/spirv")
   file(MAKE_DIRECTORY "${out_dir}")
-  set(shader_dir "${PROJECT_SOURCE_DIR}/shaders")
-  set(src "${shader_dir}/${source}.comp")
   set(spv "${out_dir}/${name}.spv")
   set(hdr "${out_dir}/${name}.h")
-  string(REPLACE "radix_" "" short "${name}")
-  set(defines)
-  foreach(define IN LISTS ARGN)
-    list(APPEND defines "-D${define}")
-  endforeach()
   add_custom_command(
     OUTPUT "${hdr}"
-    COMMAND "${GLSLANG_VALIDATOR}" --quiet --target-env vulkan1.2 -I${shader_dir} ${defines}
+    COMMAND "${GLSLANG_VALIDATOR}" --quiet --target-env vulkan1.2 -I${PROJECT_SOURCE_DIR}/shaders ${ARGN}
             --depfile "${spv}.d" -o "${spv}" "${src}"
     COMMAND "${SPIRV_VAL}" --target-env vulkan1.2 "${spv}"
-    COMMAND "${CMAKE_COMMAND}" -DINPUT=${spv} -DOUTPUT=${hdr} -DSYMBOL=vren_radix_${short}_spv
+    COMMAND "${CMAKE_COMMAND}" -DINPUT=${spv} -DOUTPUT=${hdr} -DSYMBOL=${symbol}
             -P "${PROJECT_SOURCE_DIR}/cmake/EmbedSpirv.cmake"
     DEPENDS "${src}" "${PROJECT_SOURCE_DIR}/cmake/EmbedSpirv.cmake"
     DEPFILE "${spv}.d"
-    COMMENT "Compiling shader ${name} from ${source}.comp"
+    COMMENT "Compiling shader ${name}"
     VERBATIM)
   target_sources(${target} PRIVATE "${hdr}")
   target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/generated")
 endfunction()
 
+function(vren_radix_embed_shader_variant target name source)
+  string(REPLACE "radix_" "" short "${name}")
+  set(defines)
+  foreach(define IN LISTS ARGN)
+    list(APPEND defines "-D${define}")
+  endforeach()
+  vren_radix_spirv_header(${target} "${PROJECT_SOURCE_DIR}/shaders/${source}.comp" ${name} vren_radix_${short}_spv
+                          ${defines})
+endfunction()
+
 function(vren_radix_embed_shaders target)
   foreach(name IN LISTS ARGN)
     vren_radix_embed_shader_variant(${target} ${name} ${name})
+  endforeach()
+endfunction()
+
+function(vren_radix_embed_local_shaders target prefix)
+  foreach(name IN LISTS ARGN)
+    vren_radix_spirv_header(${target} "${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp" ${prefix}_${name} ${prefix}_${name}_spv
+                            -I${CMAKE_CURRENT_SOURCE_DIR})
   endforeach()
 endfunction()

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "example_buffers.h"
 #include "png.h"
 #include "spirv/material_render_shade.h"
 #include "spirv/material_render_trace.h"
@@ -120,20 +121,7 @@ struct Pipelines {
   }
 };
 
-struct Buffers {
-  Context& ctx;
-  std::deque<GpuBuffer> all;  // add() hands out pointers: no reallocation
-  explicit Buffers(Context& c) : ctx(c) {}
-  ~Buffers() {
-    for (GpuBuffer& b : all) ctx.destroyBuffer(&b);
-  }
-  const GpuBuffer* add(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible, std::string* error) {
-    GpuBuffer b;
-    if (!ctx.createBuffer(size, usage, host_visible, &b, error)) return nullptr;
-    all.push_back(b);
-    return &all.back();
-  }
-};
+using examples::Buffers;
 
 VkDeviceAddress addressOf(VkDevice device, VkBuffer buffer) {
   VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};

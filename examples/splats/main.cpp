@@ -43,6 +43,7 @@
 #include "args.h"
 #include "files.h"
 #include "gpu_timing.h"
+#include "example_buffers.h"
 #include "png.h"
 #include "reference.h"
 #include "scene.h"
@@ -197,21 +198,7 @@ uint32_t divCeil(uint32_t a, uint32_t b) {
   return a / b + (a % b != 0);
 }
 
-// Buffers freed with the object, on every path out.
-struct Buffers {
-  Context& ctx;
-  std::deque<GpuBuffer> all;  // add() hands out pointers: no reallocation
-  explicit Buffers(Context& c) : ctx(c) {}
-  ~Buffers() {
-    for (GpuBuffer& b : all) ctx.destroyBuffer(&b);
-  }
-  const GpuBuffer* add(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible, std::string* error) {
-    GpuBuffer b;
-    if (!ctx.createBuffer(size, usage, host_visible, &b, error)) return nullptr;
-    all.push_back(b);
-    return &all.back();
-  }
-};
+using examples::Buffers;
 
 // What a frame copies to the host besides the draw command.
 struct Copies {
