@@ -36,10 +36,13 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   const size_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
   const size_t n = input.size() / words_per_key;
   const size_t sorted = o.gpu_count ? std::min<size_t>(o.gpu_count_value, n) : n;
-  INFO(label << ", count " << n << (o.gpu_count ? " (GPU-side count " + std::to_string(sorted) + ")" : "")
-             << (pairs ? ", pairs" : ", keys") << (o.argsort ? " (argsort)" : "") << ", key type "
-             << static_cast<int>(o.key_type) << ", bits [" << o.begin_bit << ", " << o.end_bit << ")"
-             << (o.descending ? ", descending" : ""));
+  // One string: doctest's INFO prints a const char* operand as a pointer.
+  const std::string what = label + ", count " + std::to_string(n) +
+                           (o.gpu_count ? " (GPU-side count " + std::to_string(sorted) + ")" : "") +
+                           (pairs ? ", pairs" : ", keys") + (o.argsort ? " (argsort)" : "") + ", key type " +
+                           std::to_string(static_cast<int>(o.key_type)) + ", bits [" + std::to_string(o.begin_bit) +
+                           ", " + std::to_string(o.end_bit) + ")" + (o.descending ? ", descending" : "");
+  INFO(what);
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.begin() + sorted, [&](uint32_t a, uint32_t b) {
@@ -121,7 +124,7 @@ std::vector<uint32_t> keysVaryingIn(uint32_t n, uint32_t varying_mask) {
 
 TEST_CASE_FIXTURE(GpuTest, "keys and pairs at edge sizes around the tile" * doctest::test_suite("subgroup")) {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t t = tileSize(ctx);
     for (uint32_t n : {0u, 1u, 2u, 3u, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 5 * t + 17}) {
@@ -133,7 +136,7 @@ TEST_CASE_FIXTURE(GpuTest, "keys and pairs at edge sizes around the tile" * doct
 TEST_CASE_FIXTURE(GpuTest, "every size across two small tiles" * doctest::test_suite("subgroup")) {
   // 32 threads x 2 keys: a 64-key tile, so every tail shape is reached quickly.
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& small = pathContext(path, 32, 2);
     const uint32_t t = tileSize(small);
     REQUIRE(t <= 256);
@@ -149,7 +152,7 @@ TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of p
   // Packed 4-bit counters hold at most 15 keys per thread and tile, so this tuning counts with
   // ballots and shared atomics.
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& wide = pathContext(path, 64, 16);
     const uint32_t t = tileSize(wide);
     for (uint32_t n : {t - 1, 4 * t + 3, 9 * t + 17}) {
@@ -161,7 +164,7 @@ TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of p
 
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t t = tileSize(ctx);
     for (Distribution d : kAllDistributions) {
@@ -175,7 +178,7 @@ TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
 TEST_CASE_FIXTURE(GpuTest, "random sizes") {
   std::uniform_int_distribution<uint32_t> size(1, 50000);
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     for (int i = 0; i < 4; ++i) {
       const Distribution d = kAllDistributions[rng()() % std::size(kAllDistributions)];
       checkSort(pathContext(path), makeKeys(size(rng()), d, rng()), i % 2 == 0, {}, name(d));
@@ -191,7 +194,7 @@ TEST_CASE_FIXTURE(GpuTest, "large counts on a real GPU") {
     checkSort(context(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
     checkSort(context(), makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low-bits");
     for (const SortPath& path : kSortPaths) {
-      INFO("path: " << path.name);
+      INFO("path: " << std::string(path.name));
       checkSort(pathContext(path), makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
     }
   }
@@ -200,7 +203,7 @@ TEST_CASE_FIXTURE(GpuTest, "large counts on a real GPU") {
 TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
   const std::pair<uint32_t, uint32_t> ranges[] = {{0, 4}, {0, 8}, {4, 12}, {0, 3}, {5, 18}, {28, 32}, {0, 31}, {7, 7}};
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t n = 3 * tileSize(ctx) + 11;
     for (auto [begin, end] : ranges) {
@@ -214,7 +217,7 @@ TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
 
 TEST_CASE_FIXTURE(GpuTest, "descending order stays stable") {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t n = 4 * tileSize(ctx) + 3;
     for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual}) {
@@ -250,7 +253,7 @@ TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only"
   // with 4-bit digits), and the data ends in the other ping-pong buffer than the pass count
   // predicts unless the final copy moves it.
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t n = 5 * tileSize(ctx) + 7;
     for (uint32_t varying_mask : {0x00F00F00u, 0x0000F000u, 0xF0000000u, 0x0000000Fu, 0u}) {
@@ -266,7 +269,7 @@ TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only"
 
 TEST_CASE_FIXTURE(GpuTest, "signed keys") {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t n = 3 * tileSize(ctx) + 5;
     SortOptions o;
@@ -285,7 +288,7 @@ TEST_CASE_FIXTURE(GpuTest, "signed keys") {
 
 TEST_CASE_FIXTURE(GpuTest, "float keys in IEEE total order") {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t n = 3 * tileSize(ctx) + 9;
     SortOptions o;
@@ -321,7 +324,7 @@ TEST_CASE_FIXTURE(GpuTest, "float keys in IEEE total order") {
 
 TEST_CASE_FIXTURE(GpuTest, "64-bit keys") {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const TuningConfig& u64 = getSorterProperties(ctx.sorter()).tuning_u64;
     const uint32_t t = u64.workgroup_size * u64.keys_per_thread;
@@ -349,7 +352,7 @@ TEST_CASE_FIXTURE(GpuTest, "64-bit keys") {
 TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit range" * doctest::test_suite("subgroup")) {
   // 32 threads x 2 keys: with 8-bit digits each thread owns several of the 256 bins.
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& small = pathContext(path, 32, 2);
     const uint32_t n = 3 * tileSize(small) + 5;
     for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
@@ -374,7 +377,7 @@ TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit rang
 TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted output") {
   // The benchmarks' and demo's path: untimed warm-up sorts, then the timed ones, in one submission.
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t n = 3 * tileSize(ctx) + 7;
     const std::vector<uint32_t> input = makeKeys(n, Distribution::kUniform, rng());
@@ -414,7 +417,7 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
 
 TEST_CASE_FIXTURE(GpuTest, "argsort returns the permutation") {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t n = 4 * tileSize(ctx) + 1;
     for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual, Distribution::kLowBits}) {
@@ -429,7 +432,7 @@ TEST_CASE_FIXTURE(GpuTest, "argsort returns the permutation") {
 
 TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max" * doctest::test_suite("subgroup")) {
   for (const SortPath& path : kSortPaths) {
-    INFO("path: " << path.name);
+    INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
     const uint32_t t = tileSize(ctx);
     const uint32_t n = 3 * t + 13;
@@ -527,14 +530,16 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_s
 TEST_CASE_FIXTURE(GpuTest, "one-dispatch sorts up to one workgroup's keys, every option, and past them" *
                                doctest::test_suite("subgroup")) {
   // The device's tuning: sorts of up to block_size keys (u64: block_size_u64) run in one
-  // workgroup. Sizes around a subgroup, half the block, the block and one key past it (the next
-  // path), keys and pairs; then every option just below the block size.
+  // workgroup, the smallest of the shapes for 1024, 2048 and 4096 keys that holds them. Sizes
+  // around a subgroup, each shape's size, the block and one key past it (the next path), keys and
+  // pairs; then every option just below the block size.
   Context& ctx = context();
   const SorterProperties props = getSorterProperties(ctx.sorter());
   const uint32_t b = props.block_size, s = props.subgroup_size;
-  REQUIRE(b >= 256);
-  REQUIRE(props.block_size_u64 >= 128);
-  for (uint32_t n : {1u, 2u, s - 1, s, s + 1, b / 2 + 1, b - 1, b, b + 1}) {
+  REQUIRE(b >= 1024);
+  REQUIRE(props.block_size_u64 >= 1024);
+  for (uint32_t n : {1u, 2u, s - 1, s, s + 1, 1023u, 1024u, 1025u, 2047u, 2048u, 2049u, b - 1, b, b + 1}) {
+    if (n > b + 1) continue;
     SortInfo asked;
     asked.count = n;
     CHECK(getPassCount(ctx.sorter(), asked) == 4);  // 8-bit digits on either side

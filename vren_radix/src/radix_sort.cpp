@@ -1,6 +1,7 @@
 #include "vren_radix/vren_radix.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <new>
 
@@ -71,11 +72,18 @@ struct KeyPipelines {
     VkPipeline histogram_mapped = VK_NULL_HANDLE;
     ScatterPipelines scatter;
   } lookback;
-  // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch.
+  // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch, on
+  // the smallest workgroup shape that holds the keys.
   struct Block {
-    TuningConfig shape{};     // 8-bit digits; workgroup_size 0: not on this device
-    uint32_t max_count = 0;   // the tuning's block_max_count, at most the workgroup's keys
-    VkPipeline pipeline = VK_NULL_HANDLE;
+    std::array<TuningConfig, detail::kBlockShapes> shapes;  // detail::blockShapes()
+    std::array<VkPipeline, detail::kBlockShapes> pipelines{};  // null for shapes not needed
+    uint32_t max_count = 0;  // the tuning's block_max_count, at most the largest shape's keys
+    // The pipeline for `count` keys (count <= max_count).
+    VkPipeline pipelineFor(uint32_t count) const {
+      for (size_t i = 0; i < shapes.size(); ++i)
+        if (pipelines[i] && count <= shapes[i].workgroup_size * shapes[i].keys_per_thread) return pipelines[i];
+      return VK_NULL_HANDLE;
+    }
   } block;
 };
 
@@ -193,15 +201,19 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
 
   // One pipeline for keys and pairs, every key type: values take a shared slot per key either
   // way, and the order map is a few XORs per key and pass.
+  // Shapes past the first that holds max_count keys are not made.
   KeyPipelines::Block& block = out.block;
-  if (r == VK_SUCCESS && block.max_count > 0) {
-    const TuningConfig& t = block.shape;
+  uint32_t covered = 0;
+  for (size_t i = 0; i < block.shapes.size() && r == VK_SUCCESS && covered < block.max_count; ++i) {
+    const TuningConfig& t = block.shapes[i];
+    if (t.workgroup_size == 0) continue;
     PipelineSpec block_spec{wide ? vren_radix_sort_block_u64_spv : vren_radix_sort_block_spv,
                             wide ? sizeof(vren_radix_sort_block_u64_spv) : sizeof(vren_radix_sort_block_spv),
                             t.workgroup_size, t.keys_per_thread, maxSubgroups(t), t.workgroup_size * t.keys_per_thread,
                             t.digit_bits};
     block_spec.key_map = true;
-    r = create(block_spec, &block.pipeline);
+    r = create(block_spec, &block.pipelines[i]);
+    covered = t.workgroup_size * t.keys_per_thread;
   }
 
   KeyPipelines::Lookback& lookback = out.lookback;
@@ -228,7 +240,9 @@ void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
     for (VkPipeline pipeline : {set->keys, set->pairs, set->keys_mapped, set->pairs_mapped})
       if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy, p.lookback.setup, p.lookback.histogram,
-                              p.lookback.histogram_mapped, p.block.pipeline})
+                              p.lookback.histogram_mapped})
+    if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
+  for (VkPipeline pipeline : p.block.pipelines)
     if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   p = {};
 }
@@ -284,8 +298,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->u32.lookback.tuning = detail::lookbackTuning(requested, limits, 1);
   s->u64.lookback.tuning = detail::lookbackTuning(requested, limits, 2);
   for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
-    p->block.shape = detail::blockShape(limits, words);
-    p->block.max_count = std::min(requested.block_max_count, p->block.shape.workgroup_size * p->block.shape.keys_per_thread);
+    p->block.shapes = detail::blockShapes(limits, words);
+    uint32_t largest = 0;
+    for (const TuningConfig& t : p->block.shapes) largest = std::max(largest, t.workgroup_size * t.keys_per_thread);
+    p->block.max_count = std::min(requested.block_max_count, largest);
   }
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
@@ -565,7 +581,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     pc.shift = info.begin_bit;
     pc.end_bit = info.end_bit;
     s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.block.pipeline);
+    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.block.pipelineFor(info.count));
     s->fn.cmdDispatch(cmd, 1, 1, 1);
     for (uint32_t i = 0; i < 3 * passes; ++i) timestamp(every_dispatch);  // the layout of SortInfo
     endLabel(s, cmd);

@@ -90,22 +90,24 @@ uint32_t blockSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, ui
   return 4 * tile * (key_words + 1) + 4 * bins * max_subgroups + 4 * bins + 4 * (max_subgroups + 1);
 }
 
-TuningConfig blockShape(const DeviceFacts& limits, uint32_t key_words) {
+std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, uint32_t key_words) {
+  // H200, uniform u32, 2^10 keys, ms: 512 x 2 0.012, 1024 x 1 0.013, 256 x 16 (the 4096-key shape,
+  // 4 rounds a pass) 0.018; 2^12 keys: 256 x 16 0.030 (bench/RESULTS.md, 2026-11-26).
   const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
-  TuningConfig best{0, 0, VREN_RADIX_MAX_DIGIT_BITS};
-  // Up to 16 keys per thread: the ranking keeps each key's bin and rank in registers.
-  for (uint32_t threads = std::min(256u, floorPow2(limits.max_workgroup_size)); threads >= std::min(32u, min_subgroup);
-       threads /= 2) {
-    for (uint32_t keys = 16; keys >= 1; keys /= 2) {
-      const TuningConfig shape{threads, keys, VREN_RADIX_MAX_DIGIT_BITS};
-      const uint32_t size = threads * keys;
-      if (size > kMaxBlockSize || size <= best.workgroup_size * best.keys_per_thread) continue;
-      if (blockSharedBytes(shape, std::max(1u, threads / min_subgroup), key_words) <= limits.max_shared_memory)
-        best = shape;
+  const uint32_t max_threads = std::min(512u, floorPow2(limits.max_workgroup_size));
+  std::array<TuningConfig, kBlockShapes> shapes;
+  shapes.fill(TuningConfig{0, 0, VREN_RADIX_MAX_DIGIT_BITS});  // none (TuningConfig{} is a real shape)
+  for (uint32_t i = 0, size = kMaxBlockSize >> (kBlockShapes - 1); i < kBlockShapes; ++i, size *= 2) {
+    for (uint32_t threads = std::min(max_threads, size); threads > 0 && threads * 16 >= size; threads /= 2) {
+      const TuningConfig shape{threads, size / threads, VREN_RADIX_MAX_DIGIT_BITS};
+      if (threads >= std::min(32u, min_subgroup) &&
+          blockSharedBytes(shape, std::max(1u, threads / min_subgroup), key_words) <= limits.max_shared_memory) {
+        shapes[i] = shape;
+        break;
+      }
     }
-    if (threads == 1) break;
   }
-  return best;
+  return shapes;
 }
 
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words) {

@@ -2,6 +2,7 @@
 // to what the device allows.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include <vulkan/vulkan.h>
@@ -43,11 +44,14 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
 // workgroup of `tuning`'s shape.
 uint32_t blockSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, uint32_t key_words);
 
-// The one-dispatch sort's workgroup: the most keys (up to kMaxBlockSize) whose keys, values and
-// per-subgroup counters fit shared memory, preferring wider workgroups; 8-bit digits. A zero
-// workgroup size if not even 32 keys fit.
+// The one-dispatch sort's workgroups, smallest first: for 1024, 2048 and 4096 keys
+// (kMaxBlockSize), the widest workgroup of at most 512 threads and 16 keys each whose keys,
+// values and per-subgroup counters fit shared memory; 8-bit digits. Sizes that no workgroup fits
+// have workgroup_size 0. A sort takes the smallest that holds it: wider workgroups rank its keys
+// in fewer serial rounds.
 constexpr uint32_t kMaxBlockSize = 4096;
-TuningConfig blockShape(const DeviceFacts& limits, uint32_t key_words);
+constexpr uint32_t kBlockShapes = 3;
+std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, uint32_t key_words);
 
 // The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and
 // the internal buffer depend on it), possibly split over more threads.
