@@ -1160,15 +1160,9 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: one sorter recorded on three threads, s
 
 namespace {
 
-// Sorts `input` with `sorter` (made on ctx's device), in host-visible buffers with poisoned
-// scratch and canaries, and checks the result against the stable CPU order.
-void checkSortWith(Context& ctx, const Sorter* sorter, const std::vector<uint32_t>& input, bool pairs,
-                   const SortOptions& options = {}) {
-  INFO("count " << input.size() << (pairs ? ", pairs" : ", keys"));
-  Job job;
-  job.input = input;
-  job.pairs = pairs;
-  job.options = options;
+// Prepares `job`'s buffers, records the sort with `sorter` (made on ctx's device) and a barrier
+// to the host, submits and waits.
+void runJob(Context& ctx, const Sorter* sorter, Job& job) {
   prepare(ctx, sorter, job);
   std::string error;
   REQUIRE_MESSAGE(ctx.submit(
@@ -1182,6 +1176,18 @@ void checkSortWith(Context& ctx, const Sorter* sorter, const std::vector<uint32_
                       },
                       &error),
                   error);
+}
+
+// Sorts `input` with `sorter` (made on ctx's device), in host-visible buffers with poisoned
+// scratch and canaries, and checks the result against the stable CPU order.
+void checkSortWith(Context& ctx, const Sorter* sorter, const std::vector<uint32_t>& input, bool pairs,
+                   const SortOptions& options = {}) {
+  INFO("count " << input.size() << std::string(pairs ? ", pairs" : ", keys"));
+  Job job;
+  job.input = input;
+  job.pairs = pairs;
+  job.options = options;
+  runJob(ctx, sorter, job);
   const GpuBuffer& keys = job.result.in_temp ? job.keys_temp : job.keys;
   const GpuBuffer& values = job.result.in_temp ? job.values_temp : job.values;
   const std::string mismatch = compare(job.input, static_cast<const uint32_t*>(keys.mapped),
@@ -1258,19 +1264,7 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: every look-back tile publishes its pref
   const uint32_t tiles = 20, n = tiles * tile - 5;
   Job job;
   job.input = makeKeys(n, Distribution::kUniform, rng());
-  prepare(context(), sorter.get(), job);
-  std::string error;
-  REQUIRE_MESSAGE(context().submit(
-                      [&](VkCommandBuffer cmd) {
-                        job.result = cmdSort(sorter.get(), cmd, job.info);
-                        VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-                        to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-                        to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-                        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                             1, &to_host, 0, nullptr, 0, nullptr);
-                      },
-                      &error),
-                  error);
+  runJob(context(), sorter.get(), job);
   REQUIRE(job.result.passes == 4);  // 8-bit digits: the look-back
   std::vector<uint32_t> order = job.input;
   std::stable_sort(order.begin(), order.end(), [](uint32_t a, uint32_t b) { return (a & 0xFFFFFF) < (b & 0xFFFFFF); });

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "example_buffers.h"
+#include "example_common.h"
 #include "png.h"
 #include "spirv/material_render_shade.h"
 #include "spirv/material_render_trace.h"
@@ -140,15 +140,7 @@ void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags 
 int run(const Options& o) {
   std::string error;
   uint32_t messages = 0;
-  ContextOptions context_options;
-  context_options.device_index = o.device;
-  context_options.validation = o.validate;
-  if (o.validate)
-    context_options.on_message = [&messages](const std::string& m) {
-      ++messages;
-      std::fprintf(stderr, "validation: %s\n", m.c_str());
-    };
-  auto ctx = Context::create(context_options, &error);
+  auto ctx = examples::createContext(o.device, o.validate, &messages, &error);
   if (!ctx) {
     std::fprintf(stderr, "material_render: %s\n", error.c_str());
     return 1;

@@ -43,7 +43,7 @@
 #include "args.h"
 #include "files.h"
 #include "gpu_timing.h"
-#include "example_buffers.h"
+#include "example_common.h"
 #include "png.h"
 #include "reference.h"
 #include "scene.h"
@@ -486,18 +486,9 @@ int run(const Options& o) {
   std::string error;
   if (!checkOutputs(o, &error)) return failure(error);
   uint32_t messages = 0;
-  ContextOptions context_options;
-  context_options.device_index = o.device;
-  context_options.validation = o.verify;
   // Synchronization validation sees the transfers; the shaders' accesses through buffer device
   // addresses are beyond it.
-  context_options.synchronization_validation = o.verify;
-  if (o.verify)
-    context_options.on_message = [&messages](const std::string& m) {
-      ++messages;
-      std::fprintf(stderr, "validation: %s\n", m.c_str());
-    };
-  auto ctx = Context::create(context_options, &error);
+  auto ctx = examples::createContext(o.device, o.verify, &messages, &error);
   if (!ctx) return failure(error);
   if (o.splats > ctx->maxCount())
     return failure("--splats " + std::to_string(o.splats) + " is more than this device can sort (" +
