@@ -80,7 +80,8 @@ bool parseFlags(int argc, char** argv, Flags* flags) {
     if (!ok) {
       std::fprintf(stderr,
                    "vren_radix_cub_bench: bad option '%s'.\n"
-                   "usage: vren_radix_cub_bench [--max-log2=10..31] [--reps=N] [--device=N] [--csv=FILE] [--keys=FILE]\n",
+                   "usage: vren_radix_cub_bench [--max-log2=10..31] [--reps=N] [--device=N] [--csv=FILE]\n"
+                   "                            [--keys=FILE]\n",
                    arg.c_str());
       return false;
     }

@@ -7,10 +7,11 @@
 // Each pass ranks the keys as radix_scatter_wide.comp ranks a tile: subgroup s owns the
 // contiguous segment of SUBGROUP_SIZE * R slots starting at s * SUBGROUP_SIZE * R and walks it
 // in R rounds of one slot per lane, keeping a running count per bin; R = ceil(count /
-// WORKGROUP_SIZE) <= KEYS_PER_THREAD, so that every subgroup takes a share of a small sort; a key's rank is the bin's running count plus its peers
-// below it in the round (ballots over the digit's bits). Rounds follow slot order, so the ranks
-// are stable. The subgroups' counts, scanned per bin across subgroups and then across bins,
-// give each key its new slot, and the keys move there in shared memory for the next pass.
+// WORKGROUP_SIZE) <= KEYS_PER_THREAD, so that every subgroup takes a share of a small sort. A
+// key's rank is the bin's running count plus its peers below it in the round (ballots over the
+// digit's bits). Rounds follow slot order, so the ranks are stable. The subgroups' counts,
+// scanned per bin across subgroups and then across bins, give each key its new slot, and the
+// keys move there in shared memory for the next pass.
 // Slots past the count take the last bin and so stay behind every key. Passes whose digit is
 // the same for every key move nothing and are not skipped: the result's buffer depends only on
 // the pass count.
@@ -21,7 +22,7 @@
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_keys            4 W T      the keys in the current pass's order
-//   s_values          4 T        their values (VALUE_SLOTS = 1 when the sorter has no room)
+//   s_values          4 T        their values (the sorter gives every shape VALUE_SLOTS = T)
 //   s_subgroup_bins   4 S BINS   running counts, then each subgroup's start inside each bin
 //   s_bin_start       4 BINS     where each bin starts
 //   workgroup scan    4 (S + 1)
