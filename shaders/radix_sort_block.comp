@@ -23,7 +23,8 @@
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_keys            4 W T      the keys in the current pass's order
 //   s_values          4 T        their values (the sorter gives every shape VALUE_SLOTS = T)
-//   s_subgroup_bins   4 S BINS   running counts, then each subgroup's start inside each bin
+//   s_subgroup_bins   2 S BINS   running counts, then each subgroup's start inside each bin:
+//                                16 bits each (a count is at most T <= 4096), two bins a word
 //   s_bin_start       4 BINS     where each bin starts
 //   workgroup scan    4 (S + 1)
 #extension GL_GOOGLE_include_directive : require
@@ -38,11 +39,19 @@ layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
 #include "workgroup_scan.glsl"
 
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
-const uint BINS_PER_THREAD = (BINS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+// Each thread owns an even number of consecutive bins in step 2, so that no two threads write
+// halves of one counter word.
+const uint BINS_PER_THREAD = ((BINS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x + 1u) / 2u * 2u;
+const uint HALF_BINS = BINS / 2u;
 
 shared Key s_keys[TILE_SIZE];
 shared uint s_values[VALUE_SLOTS];
-shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
+shared uint s_subgroup_bins[MAX_SUBGROUPS * HALF_BINS];
+
+// Subgroup s's 16-bit counter of `bin`: its word, and its shift in the word.
+uint counter_word(uint s, uint bin) { return s * HALF_BINS + (bin >> 1u); }
+uint counter_shift(uint bin) { return (bin & 1u) << 4u; }
+uint counter(uint s, uint bin) { return (s_subgroup_bins[counter_word(s, bin)] >> counter_shift(bin)) & 0xFFFFu; }
 shared uint s_bin_start[BINS];
 
 void main() {
@@ -52,7 +61,6 @@ void main() {
   const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
   const bool descending = (pc.flags & VREN_RADIX_FLAG_DESCENDING) != 0u;
   const uint thread = gl_LocalInvocationIndex;
-  const uint subgroup_bins = gl_SubgroupID * BINS;
   const uint first_bin = ordered_thread() * BINS_PER_THREAD;  // this thread's bins in step 2
   // Rounds per pass: the keys spread over every subgroup, whatever the count (uniform).
   const uint rounds = (count + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
@@ -76,7 +84,8 @@ void main() {
     const uint bin_flip = descending ? digit_mask : 0u;
 
     // 1. Rank each key among its subgroup's keys of the same bin, in slot order.
-    for (uint j = gl_SubgroupInvocationID; j < BINS; j += gl_SubgroupSize) s_subgroup_bins[subgroup_bins + j] = 0u;
+    for (uint j = gl_SubgroupInvocationID; j < HALF_BINS; j += gl_SubgroupSize)
+      s_subgroup_bins[gl_SubgroupID * HALF_BINS + j] = 0u;
     Key keys[KEYS_PER_THREAD];
     uint values[KEYS_PER_THREAD];
     uint bins[KEYS_PER_THREAD];
@@ -96,11 +105,13 @@ void main() {
       if (i >= rounds) break;  // uniform
       const uvec4 peers = peers_of(bins[i], true);
       const uint below = subgroupBallotExclusiveBitCount(peers);
-      const uint running = s_subgroup_bins[subgroup_bins + bins[i]];
-      ranks[i] = running + below;
+      ranks[i] = counter(gl_SubgroupID, bins[i]) + below;
       subgroupMemoryBarrierShared();
       subgroupBarrier();  // every peer has read the running count before the lowest one adds
-      if (below == 0u) s_subgroup_bins[subgroup_bins + bins[i]] = running + subgroupBallotBitCount(peers);
+      // Atomic: the lowest lanes of two bins that share a word add in the same round.
+      if (below == 0u)
+        atomicAdd(s_subgroup_bins[counter_word(gl_SubgroupID, bins[i])],
+                  subgroupBallotBitCount(peers) << counter_shift(bins[i]));
       subgroupMemoryBarrierShared();
       subgroupBarrier();  // the next round reads the updated counts
     }
@@ -114,8 +125,9 @@ void main() {
       bin_total[j] = 0u;
       if (bin < BINS) {
         for (uint s = 0u; s < gl_NumSubgroups; ++s) {
-          const uint c = s_subgroup_bins[s * BINS + bin];
-          s_subgroup_bins[s * BINS + bin] = bin_total[j];
+          const uint word = counter_word(s, bin), shift = counter_shift(bin);
+          const uint c = (s_subgroup_bins[word] >> shift) & 0xFFFFu;
+          s_subgroup_bins[word] = (s_subgroup_bins[word] & ~(0xFFFFu << shift)) | (bin_total[j] << shift);
           bin_total[j] += c;
         }
       }
@@ -133,7 +145,7 @@ void main() {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
       if (i < rounds && slot < count) {
-        const uint to = s_bin_start[bins[i]] + s_subgroup_bins[subgroup_bins + bins[i]] + ranks[i];
+        const uint to = s_bin_start[bins[i]] + counter(gl_SubgroupID, bins[i]) + ranks[i];
         s_keys[to] = keys[i];
         if (with_values) s_values[to] = values[i];
       }

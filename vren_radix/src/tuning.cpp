@@ -87,7 +87,7 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
 uint32_t blockSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, uint32_t key_words) {
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;
-  return 4 * tile * (key_words + 1) + 4 * bins * max_subgroups + 4 * bins + 4 * (max_subgroups + 1);
+  return 4 * tile * (key_words + 1) + 2 * bins * max_subgroups + 4 * bins + 4 * (max_subgroups + 1);
 }
 
 std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, uint32_t key_words) {
