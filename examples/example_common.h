@@ -1,11 +1,14 @@
-// Shared by the examples: a context whose validation messages are counted and printed, and GPU
-// buffers made through it and freed with the object, on every path out of a function.
+// Shared by the examples: a context whose validation messages are counted and printed, GPU
+// buffers made through it and freed with the object on every path out of a function, and a
+// global memory barrier.
 #pragma once
 
 #include <cstdio>
 #include <deque>
 #include <memory>
 #include <string>
+
+#include <volk.h>
 
 #include "vren_radix/context.h"
 
@@ -45,5 +48,14 @@ struct Buffers {
     return &all.back();
   }
 };
+
+// Orders `src` accesses at `src_stage` before `dst` accesses at `dst_stage`.
+inline void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
+                    VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  b.srcAccessMask = src;
+  b.dstAccessMask = dst;
+  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
+}
 
 }  // namespace vren::radix::examples

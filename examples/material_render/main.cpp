@@ -129,13 +129,7 @@ VkDeviceAddress addressOf(VkDevice device, VkBuffer buffer) {
   return vkGetBufferDeviceAddress(device, &info);
 }
 
-void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-             VkAccessFlags dst) {
-  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  b.srcAccessMask = src;
-  b.dstAccessMask = dst;
-  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
-}
+using examples::barrier;
 
 int run(const Options& o) {
   std::string error;
