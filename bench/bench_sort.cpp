@@ -20,6 +20,7 @@
 //                     else the smaller of 24 and the --max-log2 value
 //   --device=N        the Vulkan device, numbered as by `vren-radix info`
 //   --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)
+//   --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -339,6 +340,8 @@ struct Flags {
   int device = -1;
   bool tuned = false;
   vren::radix::TuningConfig tuning{};
+  bool lookback_set = false;  // --lookback
+  uint32_t lookback_max_count = 0, lookback_keys_per_thread = 0, lookback_workgroup_size = 0;
 };
 
 bool parseLog2(const std::string& text, int* out) {
@@ -369,6 +372,24 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
     } else if (key == "--tuning") {
       if (!vren::radix::cli::parseTuning(value, &flags->tuning, error)) return false;
       flags->tuned = true;
+    } else if (key == "--lookback") {
+      std::vector<uint64_t> parts;
+      for (size_t begin = 0; begin <= value.size();) {
+        const size_t x = std::min(value.find('x', begin), value.size());
+        uint64_t part = 0;
+        if (!vren::radix::cli::parseUint(value.substr(begin, x - begin), 0xFFFFFFFFu, &part)) parts.clear();
+        parts.push_back(part);
+        begin = x + 1;
+      }
+      if (parts.empty() || parts.size() > 3 || (parts.size() > 1 && (parts[1] == 0 || parts[1] > 64)) ||
+          (parts.size() > 2 && (parts[2] == 0 || parts[2] > 1024))) {
+        *error = "--lookback takes MAX_COUNT[xKEYS_PER_THREAD[xTHREADS]], as in --lookback=4294967295x16x256.";
+        return false;
+      }
+      flags->lookback_max_count = static_cast<uint32_t>(parts[0]);
+      if (parts.size() > 1) flags->lookback_keys_per_thread = static_cast<uint32_t>(parts[1]);
+      if (parts.size() > 2) flags->lookback_workgroup_size = static_cast<uint32_t>(parts[2]);
+      flags->lookback_set = flags->tuned = true;
     } else {
       argv[kept++] = argv[i];
     }
@@ -516,7 +537,8 @@ constexpr const char* kFlagsHelp =
     "  --cpu-max-log2=N  largest count for the CPU baselines (default: $VREN_RADIX_BENCH_CPU_MAX_LOG2, else\n"
     "                    the smaller of 24 and the largest count)\n"
     "  --device=N        the Vulkan device, numbered as by `vren-radix info`\n"
-    "  --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)\n\n";
+    "  --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)\n"
+    "  --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -541,6 +563,9 @@ int main(int argc, char** argv) {
 
   vren::radix::ContextOptions options;
   options.device_index = flags.device;
+  if (flags.lookback_keys_per_thread) flags.tuning.lookback_keys_per_thread = flags.lookback_keys_per_thread;
+  if (flags.lookback_workgroup_size) flags.tuning.lookback_workgroup_size = flags.lookback_workgroup_size;
+  if (flags.lookback_set) flags.tuning.lookback_max_count = flags.lookback_max_count;
   if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
   double copy_gbps = 0;
@@ -567,8 +592,13 @@ int main(int argc, char** argv) {
                                               ", tile " + std::to_string(props.tile_size) + ", " +
                                               std::to_string(props.tuning.digit_bits) + "-bit digits; look-back up to " +
                                               std::to_string(props.tuning.lookback_max_count) + " keys, " +
-                                              std::to_string(props.tuning.lookback_keys_per_thread) +
-                                              " per thread; one dispatch up to " + std::to_string(props.block_size) +
+                                              std::to_string(props.tuning.lookback_workgroup_size) + "x" +
+                                              std::to_string(props.tuning.lookback_keys_per_thread) + " (tile " +
+                                              std::to_string(props.lookback_tile_size) + "), from " +
+                                              std::to_string(props.tuning.large_tile_min_count) + " keys " +
+                                              std::to_string(props.tuning.large_tile_workgroup_size) + "x" +
+                                              std::to_string(props.tuning.large_tile_keys_per_thread) + " (tile " +
+                                              std::to_string(props.large_tile_size) + "); one dispatch up to " + std::to_string(props.block_size) +
                                               " keys");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));

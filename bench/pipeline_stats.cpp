@@ -34,6 +34,7 @@
 #include "spirv/materials_fast_count.h"
 #include "spirv/materials_fast_scatter.h"
 #include "spirv/radix_count.h"
+#include "spirv/radix_onesweep.h"
 #include "spirv/radix_scan.h"
 #include "spirv/radix_scatter.h"
 #include "spirv/radix_scatter_wide.h"
@@ -287,8 +288,7 @@ struct Tool {
                 line.empty() ? "  (the driver reports no statistics)" : line.c_str());
   }
 
-  PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots,
-                                bool lookback = false) const {
+  PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots) const {
     std::vector<uint32_t> c(VREN_RADIX_SPEC_POLL_BUDGET + 1);
     c[VREN_RADIX_SPEC_WORKGROUP_SIZE] = t.workgroup_size;
     c[VREN_RADIX_SPEC_KEYS_PER_THREAD] = t.keys_per_thread;
@@ -297,7 +297,6 @@ struct Tool {
     c[VREN_RADIX_SPEC_COUNT_TILES] = detail::kCountTiles;
     c[VREN_RADIX_SPEC_KEY_MAP] = VK_FALSE;
     c[VREN_RADIX_SPEC_DIGIT_BITS] = t.digit_bits;
-    c[VREN_RADIX_SPEC_LOOKBACK] = lookback ? VK_TRUE : VK_FALSE;
     c[VREN_RADIX_SPEC_POLL_ATOMIC] = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY ? VK_TRUE : VK_FALSE;
     c[VREN_RADIX_SPEC_POLL_BUDGET] = t.lookback_poll_budget;
     return {pipelineName(pass, {t.workgroup_size, t.keys_per_thread, t.digit_bits}), shader, c};
@@ -314,12 +313,10 @@ struct Tool {
       report(radixPipeline(wide ? "radix_scatter_wide_keys" : "radix_scatter_keys", scatter, t, 1));
       report(radixPipeline(wide ? "radix_scatter_wide_pairs" : "radix_scatter_pairs", scatter, pairs,
                            t.workgroup_size * t.keys_per_thread));
-      const TuningConfig lookback = detail::lookbackTuning(asked, facts, 1);
-      if (lookback.lookback_max_count > 0) {  // small sorts' scatters: one dispatch per pass
-        const Spirv wide_scatter = spirv(vren_radix_scatter_wide_spv);
-        const uint32_t tile = lookback.workgroup_size * lookback.keys_per_thread;
-        report(radixPipeline("radix_lookback_scatter_keys", wide_scatter, lookback, 1, true));
-        report(radixPipeline("radix_lookback_scatter_pairs", wide_scatter, lookback, tile, true));
+      const TuningConfig lookback = detail::lookbackTuning(asked, facts, 1, false);
+      if (lookback.lookback_max_count > 0) {  // look-back sorts: one dispatch per pass
+        report(radixPipeline("radix_onesweep_keys", spirv(vren_radix_onesweep_spv), lookback, 1));
+        report(radixPipeline("radix_onesweep_pairs", spirv(vren_radix_onesweep_spv), lookback, 2));
       }
       digit_widths.insert(t.digit_bits);
     }
@@ -373,6 +370,8 @@ bool parseTuning(const char* text, TuningConfig* out) {
   const int n = std::sscanf(text, "%ux%ux%u%c", &w, &k, &d, &extra);
   if (n < 2 || n > 3 || w == 0 || k == 0 || (d != 4 && d != 8)) return false;
   *out = {w, k, d};
+  out->lookback_workgroup_size = w;  // the look-back pass: the same shape, unclamped
+  out->lookback_keys_per_thread = k;
   return true;
 }
 

@@ -67,7 +67,7 @@ Context& contextWithTuning(const TuningConfig& t) {
   auto key = [](const TuningConfig& c) {
     return std::vector<uint32_t>{c.workgroup_size,           c.keys_per_thread,      c.digit_bits,
                                  c.lookback_max_count,       c.lookback_keys_per_thread, c.lookback_poll_budget,
-                                 c.block_max_count};
+                                 c.block_max_count,          c.lookback_workgroup_size};
   };
   // The default context first: statics die in reverse order. Its own tuning needs no other.
   Context& device_default = context();
@@ -84,6 +84,7 @@ Context& pathContext(const SortPath& path, uint32_t workgroup_size, uint32_t key
     tuning.workgroup_size = workgroup_size;
     tuning.keys_per_thread = keys_per_thread;
     tuning.lookback_keys_per_thread = keys_per_thread;
+    tuning.lookback_workgroup_size = workgroup_size;
   }
   tuning.digit_bits = path.digit_bits;
   if (!path.lookback) tuning.lookback_max_count = 0;

@@ -704,9 +704,12 @@ struct SorterDeleter {
 using SorterPtr = std::unique_ptr<Sorter, SorterDeleter>;
 
 // The test context's tuning with digits of the given width.
+// The device's tuning on these digits, its look-back limited to small sorts (as on devices
+// without a measured tuning), so that the internal block past it grows with the passes' tiles.
 TuningConfig withDigits(uint32_t digit_bits) {
   TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
   tuning.digit_bits = digit_bits;
+  tuning.lookback_max_count = std::min(tuning.lookback_max_count, 1u << 20);
   return tuning;
 }
 
@@ -820,7 +823,9 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits" 
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(ctx.physicalDevice(), &props);
   const uint32_t* grid = props.limits.maxComputeWorkGroupCount;
-  checkMaxCount(ctx.sorter(), ctx.device().max_allocation_size, grid[0], grid[1]);
+  // The device's limits and tuning (its look-back limited, see withDigits).
+  const TuningConfig device_tuning = withDigits(getSorterProperties(ctx.sorter()).tuning.digit_bits);
+  checkMaxCount(fakeSorter({}, &device_tuning).get(), ctx.device().max_allocation_size, grid[0], grid[1]);
   MESSAGE("max_count " << ctx.maxCount() << " (largest allocation " << ctx.device().max_allocation_size
                        << " bytes, grid " << grid[0] << " x " << grid[1] << ", tile "
                        << getSorterProperties(ctx.sorter()).tile_size << ")");
@@ -1238,6 +1243,7 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: 2D grids and a scan of several chunks, 
   }
   TuningConfig tuning{32, 2, 4};
   tuning.lookback_keys_per_thread = 2;
+  tuning.lookback_workgroup_size = 32;
   SorterPtr sorter = fakeSorter(small_device, &tuning, Pipelines::kCompiled);
   const uint32_t tile = getSorterProperties(sorter.get()).lookback_tile_size;
   INFO("look-back, tile " << tile);
@@ -1258,6 +1264,7 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: every look-back tile publishes its pref
   // the last pass read them (the input stably sorted by the lower digits).
   TuningConfig tuning{32, 2, 4};
   tuning.lookback_keys_per_thread = 2;
+  tuning.lookback_workgroup_size = 32;
   tuning.block_max_count = 0;
   SorterPtr sorter = fakeSorter({}, &tuning, Pipelines::kCompiled);
   const uint32_t tile = getSorterProperties(sorter.get()).lookback_tile_size;

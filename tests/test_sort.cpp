@@ -101,6 +101,7 @@ Context& lookbackContext(uint32_t digit_bits, uint32_t workgroup_size, uint32_t 
   t.workgroup_size = workgroup_size;
   t.keys_per_thread = keys_per_thread;
   t.lookback_keys_per_thread = keys_per_thread;
+  t.lookback_workgroup_size = workgroup_size;
   t.digit_bits = digit_bits;
   t.lookback_max_count = limit;
   t.lookback_poll_budget = poll_budget;
@@ -449,8 +450,8 @@ TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max" * doctest::te
 
 TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and the separate passes past it" *
                                doctest::test_suite("subgroup")) {
-  // Small sorts take the look-back. Here its limit falls between two sizes: 5 tiles (pairs: half
-  // as many keys) take it, 5 tiles and a key do not; then it reads no published count (poll
+  // Small sorts take the look-back. Here its limit falls between two sizes: 5 tiles take it,
+  // keys or pairs, 5 tiles and a key do not; then it reads no published count (poll
   // budget 0: each tile counts every earlier tile from its keys); then it is off. Past the limit
   // the passes run on 4-bit and on 8-bit digits. Skipped passes, argsort's first pass and
   // GPU-side counts are decided in different shaders on the two paths. Tiles of 32 threads x 2
@@ -468,12 +469,12 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and t
     INFO("look-back limit " << setting.limit << ", poll budget " << setting.budget << ", " << setting.digit_bits
                             << "-bit passes past it");
     for (uint32_t n : {1u, tile + 1, 5 * tile / 2, 5 * tile / 2 + 1, 5 * tile, 5 * tile + 1, 9 * tile + 17}) {
-      // The documented limit: up to it (pairs: half), 8-bit digits in one dispatch per pass.
+      // The documented limit: up to it, 8-bit digits in one dispatch per pass.
       for (bool pairs : {false, true}) {
         SortInfo asked;
         asked.count = n;
         if (pairs) asked.values.buffer = reinterpret_cast<VkBuffer>(uintptr_t{1});
-        const bool lookback = n <= setting.limit / (pairs ? 2 : 1);
+        const bool lookback = n <= setting.limit;
         CHECK(getPassCount(ctx.sorter(), asked) == 32 / (lookback ? 8 : setting.digit_bits));
       }
       for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
@@ -512,8 +513,9 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and t
 }
 
 TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_suite("subgroup")) {
-  // 64-key tiles and the device's limit (2^20 keys by default): the tile count, not the limit,
-  // ends the look-back, at 65536 keys. Both sides, keys and pairs, 4-bit passes past it.
+  // 64-key tiles and the device's limit (2^20 keys by default): on lavapipe the tile count, not
+  // the limit, ends the look-back, at 65536 keys; elsewhere it goes on. Both sides, keys and
+  // pairs, 4-bit passes past it.
   Context& ctx = pathContext(kSortPaths[1], 32, 2);
   const uint32_t tile = getSorterProperties(ctx.sorter()).lookback_tile_size;
   REQUIRE(getSorterProperties(ctx.sorter()).tuning.lookback_max_count >= 1024 * tile);
@@ -521,9 +523,57 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_s
   for (uint32_t n : {1024 * tile, 1024 * tile + 1}) {
     SortInfo asked;
     asked.count = n;
-    CHECK(getPassCount(ctx.sorter(), asked) == (n <= 1024 * tile ? 4u : 8u));
+    CHECK(getPassCount(ctx.sorter(), asked) == (n <= 1024 * tile || !onCpuDevice() ? 4u : 8u));
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
     checkSort(ctx, makeKeys(n, Distribution::kAndOfTwo, rng()), true, {}, "and-of-two");
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min_count" * doctest::test_suite("subgroup")) {
+  // Tiles of 32 threads x 2 keys below the threshold, of 64 threads x 3 keys (an odd tile) from
+  // it: both sides and far past it, keys and pairs, every key type and option, and a GPU-side
+  // count below the count that chose the tiles.
+  TuningConfig t = getSorterProperties(context().sorter()).tuning;
+  t.lookback_workgroup_size = 32;
+  t.lookback_keys_per_thread = 2;
+  t.large_tile_workgroup_size = 64;
+  t.large_tile_keys_per_thread = 3;
+  t.lookback_max_count = 0xFFFFFFFFu;
+  t.block_max_count = 0;
+  const uint32_t threshold = 1000;
+  t.large_tile_min_count = threshold;
+  Context& ctx = contextWithTuning(t);
+  const SorterProperties props = getSorterProperties(ctx.sorter());
+  REQUIRE(props.lookback_tile_size == 64);
+  REQUIRE(props.large_tile_size == 192);
+  REQUIRE(props.tuning.large_tile_min_count == threshold);
+  for (uint32_t n : {threshold - 1, threshold, 7u * 192 + 5}) {
+    INFO("count " << n);
+    SortInfo asked;
+    asked.count = n;
+    CHECK(getPassCount(ctx.sorter(), asked) == 4);
+    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits}) {
+      checkSort(ctx, makeKeys(n, d, rng()), false, {}, name(d));
+      checkSort(ctx, makeKeys(n, d, rng()), true, {}, name(d));
+    }
+    SortOptions o;
+    o.key_type = KeyType::kF32;
+    o.descending = true;
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform f32 descending");
+    o = {};
+    o.argsort = true;
+    checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, o, "low-bits argsort");
+    o = {};
+    o.key_type = KeyType::kU64;
+    o.end_bit = 64;
+    checkSort(ctx, makeKeys(2 * n, Distribution::kUniform, rng()), true, o, "uniform u64");
+    o = {};
+    o.gpu_count = true;
+    o.gpu_count_value = n / 3;
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU");
+    o = {};
+    o.end_bit = 4;  // one 4-bit digit: from the threshold on, a 4-bit pass instead
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, bits [0, 4)");
   }
 }
 

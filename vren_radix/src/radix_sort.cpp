@@ -12,6 +12,8 @@
 #include "spirv/radix_count_u64.h"
 #include "spirv/radix_histogram.h"
 #include "spirv/radix_histogram_u64.h"
+#include "spirv/radix_onesweep.h"
+#include "spirv/radix_onesweep_u64.h"
 #include "spirv/radix_scan.h"
 #include "spirv/radix_scatter.h"
 #include "spirv/radix_scatter_u64.h"
@@ -62,15 +64,22 @@ struct KeyPipelines {
   VkPipeline count_mapped = VK_NULL_HANDLE;
   ScatterPipelines scatter;
   VkPipeline copy = VK_NULL_HANDLE;
-  // Small sorts (TuningConfig::lookback_max_count): a setup for their own tile, the histogram
-  // of every pass, and the 8-bit scatters with the look-back.
+  // Look-back sorts (TuningConfig::lookback_max_count): the histogram of every pass, then one
+  // onesweep dispatch per pass, on small tiles or from large_min_count keys on large ones.
   struct Lookback {
-    TuningConfig tuning{};  // lookback_max_count 0: not on this device
-    uint32_t tile_size = 0;
-    VkPipeline setup = VK_NULL_HANDLE;
+    struct Tiles {
+      TuningConfig tuning{};  // lookback_max_count 0: not on this device
+      uint32_t tile_size = 0;
+      uint32_t max_tiles = 0;  // detail::lookbackMaxTiles(), within the internal buffer's words
+      VkPipeline setup = VK_NULL_HANDLE;  // the tile count and grid for this tile
+      ScatterPipelines scatter;
+    };
+    std::array<Tiles, 2> tiles;  // small, large
+    uint32_t max_count = 0;        // 0: no look-back on this device
+    uint32_t large_min_count = 0;  // from here the large tiles
     VkPipeline histogram = VK_NULL_HANDLE;
     VkPipeline histogram_mapped = VK_NULL_HANDLE;
-    ScatterPipelines scatter;
+    const Tiles& tilesFor(uint32_t count) const { return tiles[count >= large_min_count ? 1 : 0]; }
   } lookback;
   // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch, on
   // the smallest workgroup shape that holds the keys.
@@ -112,7 +121,6 @@ struct PipelineSpec {
   uint32_t value_slots;
   uint32_t digit_bits;
   bool key_map = false;
-  bool lookback = false;
   bool poll_atomic = true;
   uint32_t poll_budget = 0;
 };
@@ -121,14 +129,13 @@ VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSp
                         VkPipeline* out) {
   const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups,
                              spec.value_slots,    kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE,
-                             spec.digit_bits,     spec.lookback ? VK_TRUE : VK_FALSE,
-                             spec.poll_atomic ? VK_TRUE : VK_FALSE, spec.poll_budget};
+                             spec.digit_bits,     spec.poll_atomic ? VK_TRUE : VK_FALSE, spec.poll_budget};
   const VkSpecializationMapEntry entries[] = {
       {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
       {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},  {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
       {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},   {VREN_RADIX_SPEC_KEY_MAP, 20, 4},
-      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},    {VREN_RADIX_SPEC_LOOKBACK, 28, 4},
-      {VREN_RADIX_SPEC_POLL_ATOMIC, 32, 4},   {VREN_RADIX_SPEC_POLL_BUDGET, 36, 4},
+      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},    {VREN_RADIX_SPEC_POLL_ATOMIC, 28, 4},
+      {VREN_RADIX_SPEC_POLL_BUDGET, 32, 4},
   };
   const VkSpecializationInfo specialization{static_cast<uint32_t>(std::size(entries)), entries, sizeof(values), values};
   // The setup pass, 64 threads, may not be a whole subgroup; it uses no subgroup operations.
@@ -217,30 +224,42 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   }
 
   KeyPipelines::Lookback& lookback = out.lookback;
-  if (r != VK_SUCCESS || lookback.tuning.lookback_max_count == 0) return r;
-  lookback.tile_size = lookback.tuning.workgroup_size * lookback.tuning.keys_per_thread;
-  PipelineSpec lookback_scatter = scatterSpec(lookback.tuning);
-  lookback_scatter.lookback = true;
-  // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
-  lookback_scatter.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
-  lookback_scatter.poll_budget = lookback.tuning.lookback_poll_budget;
+  if (r != VK_SUCCESS || lookback.max_count == 0) return r;
+  // Within one allocation and the shaders' u32 word indices, as the tile count's internal words.
+  const uint64_t internal_words = std::min(limits.max_allocation / 4, uint64_t{1} << 32);
+  const uint64_t tiles_by_internal =
+      internal_words > VREN_RADIX_LOOKBACK_WORDS ? (internal_words - VREN_RADIX_LOOKBACK_WORDS) / (2 * VREN_RADIX_MAX_BINS) : 0;
+  for (KeyPipelines::Lookback::Tiles& t : lookback.tiles) {
+    // Large tiles only where some count takes them.
+    if (&t == &lookback.tiles[1] && lookback.large_min_count > lookback.max_count) continue;
+    const TuningConfig& shape = t.tuning;
+    t.tile_size = shape.workgroup_size * shape.keys_per_thread;
+    t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(detail::lookbackMaxTiles(limits), tiles_by_internal));
+    PipelineSpec keys{wide ? vren_radix_onesweep_u64_spv : vren_radix_onesweep_spv,
+                      wide ? sizeof(vren_radix_onesweep_u64_spv) : sizeof(vren_radix_onesweep_spv),
+                      shape.workgroup_size, shape.keys_per_thread, maxSubgroups(shape), 1, shape.digit_bits};
+    // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
+    keys.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
+    keys.poll_budget = shape.lookback_poll_budget;
+    PipelineSpec pairs = keys;
+    pairs.value_slots = 2;  // values move with the keys, through the keys' shared memory
+    if (r == VK_SUCCESS) r = create(setupSpec(shape), &t.setup);
+    if (r == VK_SUCCESS) r = createScatters(keys, pairs, &t.scatter);
+  }
   const PipelineSpec histogram = spec(wide ? vren_radix_histogram_u64_spv : vren_radix_histogram_spv,
                                       wide ? sizeof(vren_radix_histogram_u64_spv) : sizeof(vren_radix_histogram_spv),
-                                      lookback.tuning);
-  r = create(setupSpec(lookback.tuning), &lookback.setup);
+                                      lookback.tiles[0].tuning);
   if (r == VK_SUCCESS) r = create(histogram, &lookback.histogram);
   if (r == VK_SUCCESS && !wide) r = create(mapped(histogram), &lookback.histogram_mapped);
-  if (r == VK_SUCCESS)
-    r = createScatters(lookback_scatter, pairsSpec(lookback_scatter, lookback.tuning), &lookback.scatter);
   return r;
 }
 
 void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
-  for (const ScatterPipelines* set : {&p.scatter, &p.lookback.scatter})
+  for (const ScatterPipelines* set : {&p.scatter, &p.lookback.tiles[0].scatter, &p.lookback.tiles[1].scatter})
     for (VkPipeline pipeline : {set->keys, set->pairs, set->keys_mapped, set->pairs_mapped})
       if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
-  for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy, p.lookback.setup, p.lookback.histogram,
-                              p.lookback.histogram_mapped})
+  for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy, p.lookback.tiles[0].setup,
+                              p.lookback.tiles[1].setup, p.lookback.histogram, p.lookback.histogram_mapped})
     if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
   for (VkPipeline pipeline : p.block.pipelines)
     if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
@@ -295,8 +314,15 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->max_groups_x = limits.max_groups[0];
   s->u32.tuning = tuning;
   s->u64.tuning = tuning_u64;
-  s->u32.lookback.tuning = detail::lookbackTuning(requested, limits, 1);
-  s->u64.lookback.tuning = detail::lookbackTuning(requested, limits, 2);
+  for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
+    KeyPipelines::Lookback& lookback = p->lookback;
+    lookback.tiles[0].tuning = detail::lookbackTuning(requested, limits, words, false);
+    lookback.tiles[1].tuning = detail::lookbackTuning(requested, limits, words, true);
+    lookback.large_min_count = requested.large_tile_min_count;
+    lookback.max_count = lookback.tiles[0].tuning.lookback_max_count;
+    if (lookback.tiles[1].tuning.lookback_max_count == 0)  // no large tile fits: small ones below them
+      lookback.max_count = std::min(lookback.max_count, std::max(lookback.large_min_count, 1u) - 1);
+  }
   for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
     p->block.shapes = detail::blockShapes(limits, words);
     uint32_t largest = 0;
@@ -307,11 +333,17 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
   s->properties.tuning = tuning;
   s->properties.tuning_u64 = tuning_u64;
-  for (auto [reported, lookback] : {std::pair{&s->properties.tuning, &s->u32.lookback.tuning},
-                                    std::pair{&s->properties.tuning_u64, &s->u64.lookback.tuning}}) {
-    reported->lookback_max_count = lookback->lookback_max_count;
-    reported->lookback_keys_per_thread = lookback->keys_per_thread;
-    reported->lookback_poll_budget = lookback->lookback_poll_budget;
+  for (auto [reported, lookback] : {std::pair{&s->properties.tuning, &s->u32.lookback},
+                                    std::pair{&s->properties.tuning_u64, &s->u64.lookback}}) {
+    const TuningConfig& small = lookback->tiles[0].tuning;
+    const TuningConfig& large = lookback->tiles[1].tuning;
+    reported->lookback_max_count = lookback->max_count;
+    reported->lookback_workgroup_size = small.workgroup_size;
+    reported->lookback_keys_per_thread = small.keys_per_thread;
+    reported->lookback_poll_budget = small.lookback_poll_budget;
+    reported->large_tile_min_count = lookback->large_min_count;
+    reported->large_tile_workgroup_size = large.workgroup_size;
+    reported->large_tile_keys_per_thread = large.keys_per_thread;
   }
   s->properties.tuning.block_max_count = s->u32.block.max_count;
   s->properties.tuning_u64.block_max_count = s->u64.block.max_count;
@@ -349,8 +381,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
-  s->properties.lookback_tile_size = s->u32.lookback.tile_size;
-  s->properties.lookback_tile_size_u64 = s->u64.lookback.tile_size;
+  s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;
+  s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;
+  s->properties.large_tile_size = s->u32.lookback.tiles[1].tile_size;
+  s->properties.large_tile_size_u64 = s->u64.lookback.tiles[1].tile_size;
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   if (result != VK_SUCCESS) {
@@ -383,10 +417,15 @@ const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyTy
 // Whether a sort of `count` keys runs in one workgroup (TuningConfig::block_max_count).
 bool usesBlock(const KeyPipelines& p, uint32_t count) { return count <= p.block.max_count; }
 
-// Whether a sort of `count` keys takes the look-back (TuningConfig::lookback_max_count).
-bool usesLookback(const KeyPipelines& p, uint32_t count, bool with_values) {
-  const uint32_t max_count = p.lookback.tuning.lookback_max_count / (with_values ? 2 : 1);
-  return max_count > 0 && count <= max_count && divCeil(count, p.lookback.tile_size) <= detail::kLookbackMaxTiles;
+// Whether a sort of `count` keys over `bits` bits takes the look-back
+// (TuningConfig::lookback_max_count). A range of one 4-bit digit on large tiles does not: with
+// 16 of 256 bins in use, the subgroups' counters contend, and one 4-bit pass is faster (H200,
+// keys below 16, bits [0, 4), 2^26: 0.37 ms against 0.75 ms).
+bool usesLookback(const KeyPipelines& p, uint32_t count, uint32_t bits) {
+  const KeyPipelines::Lookback::Tiles& t = p.lookback.tilesFor(count);
+  if (bits <= VREN_RADIX_DEFAULT_DIGIT_BITS && count >= p.lookback.large_min_count) return false;
+  return count <= std::min(p.lookback.max_count, detail::kLookbackMaxCount) && t.tile_size > 0 &&
+         divCeil(count, t.tile_size) <= t.max_tiles;
 }
 
 VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
@@ -401,11 +440,19 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
   // most keys it sorts up to `count`, so that the size never shrinks as the count grows.
   for (const KeyPipelines* p : {&s->u32, &s->u64}) {
     const KeyPipelines::Lookback& lookback = p->lookback;
-    if (lookback.tuning.lookback_max_count == 0) continue;
-    const uint32_t covered =
-        std::min({count, lookback.tuning.lookback_max_count, detail::kLookbackMaxTiles * lookback.tile_size});
-    const uint32_t lookback_tiles = std::max(1u, divCeil(covered, lookback.tile_size));
-    words = std::max(words, VREN_RADIX_LOOKBACK_WORDS + VkDeviceSize{2} * VREN_RADIX_MAX_BINS * lookback_tiles);
+    if (lookback.max_count == 0) continue;
+    const uint32_t max_count = std::min(lookback.max_count, detail::kLookbackMaxCount);
+    // Small tiles below large_min_count keys, large ones from it.
+    const std::pair<uint32_t, uint32_t> ranges[] = {
+        {1, lookback.large_min_count == 0 ? 0 : lookback.large_min_count - 1}, {lookback.large_min_count, max_count}};
+    for (size_t i = 0; i < 2; ++i) {
+      const KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
+      const uint32_t last = std::min({std::max(count, 1u), ranges[i].second,
+                                      static_cast<uint32_t>(std::min<uint64_t>(uint64_t{t.max_tiles} * t.tile_size, ~0u))});
+      if (ranges[i].first > last) continue;
+      const uint32_t lookback_tiles = std::max(1u, divCeil(last, t.tile_size));
+      words = std::max(words, VREN_RADIX_LOOKBACK_WORDS + VkDeviceSize{2} * VREN_RADIX_MAX_BINS * lookback_tiles);
+    }
   }
   return words * 4;
 }
@@ -444,7 +491,7 @@ MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bo
 uint32_t getPassCount(const Sorter* s, const SortInfo& info) {
   if (info.count == 0) return 0;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
-  const bool eight_bits = usesBlock(p, info.count) || usesLookback(p, info.count, info.values.buffer != VK_NULL_HANDLE);
+  const bool eight_bits = usesBlock(p, info.count) || usesLookback(p, info.count, info.end_bit - info.begin_bit);
   return passCount(info.begin_bit, info.end_bit, eight_bits ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits);
 }
 
@@ -526,9 +573,10 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
   // info.count bounds a GPU-side count too.
-  const bool lookback = usesLookback(p, info.count, with_values);
+  const bool lookback = usesLookback(p, info.count, info.end_bit - info.begin_bit);
+  const KeyPipelines::Lookback::Tiles& lookback_tiles = p.lookback.tilesFor(info.count);
   const uint32_t digit_bits = lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits;
-  const uint32_t tile_size = lookback ? p.lookback.tile_size : p.tile_size;
+  const uint32_t tile_size = lookback ? lookback_tiles.tile_size : p.tile_size;
   const uint32_t passes = getPassCount(s, info);
   SortResult result{passes, passes % 2 == 1, passes % 2 ? info.keys_temp : info.keys,
                     with_values ? (passes % 2 ? info.values_temp : info.values) : BufferRange{}};
@@ -595,7 +643,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   pc.shift = info.begin_bit;
   pc.end_bit = info.end_bit;
   s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
-  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, lookback ? p.lookback.setup : p.setup);
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, lookback ? lookback_tiles.setup : p.setup);
   s->fn.cmdDispatch(cmd, 1, 1, 1);
   // With the count on the host the passes' grids are known here, and the passes dispatch them
   // directly; with a GPU-side count the setup writes them, for indirect dispatches after this
@@ -606,7 +654,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
                           signed_order ? p.lookback.histogram_mapped : p.lookback.histogram);
     s->fn.cmdDispatch(
-        cmd, std::min(divCeil(info.count, p.lookback.tuning.workgroup_size * kHistogramBatch), kHistogramWorkgroups), 1,
+        cmd, std::min(divCeil(info.count, p.lookback.tiles[0].tuning.workgroup_size * kHistogramBatch), kHistogramWorkgroups), 1,
         1);
     computeToComputeBarrier(s, cmd);
   }
@@ -645,7 +693,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     }
     timestamp(every_dispatch);
 
-    const ScatterPipelines& set = lookback ? p.lookback.scatter : p.scatter;
+    const ScatterPipelines& set = lookback ? lookback_tiles.scatter : p.scatter;
     const VkPipeline scatter = with_values ? (signed_order ? set.pairs_mapped : set.pairs)
                                            : (signed_order ? set.keys_mapped : set.keys);
     s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, scatter);

@@ -13,9 +13,24 @@ constexpr uint32_t kMaxTileSize = 32768;
 
 // Conservative: clampTuning shrinks it to the shared memory there is (lavapipe: 256x4).
 constexpr TuningConfig kDefault = {256, 8};
-// H200, 2^26 uniform u32, keys / pairs ms: 256x4 4.17 / 6.78, 512x4 4.40 / 7.17, 128x8 4.35 / 8.52,
-// 128x4 4.58 / 6.95, 256x8 4.87 / 8.98, 512x2 5.33 / 6.35 (bench/RESULTS.md, 2026-11-22).
-constexpr TuningConfig kNvidia = {256, 4};
+
+// NVIDIA (H200, driver 580.159.04, uniform u32, medians, ms; bench/RESULTS.md, 2026-11-26).
+constexpr TuningConfig nvidiaTuning() {
+  // The 4-bit passes, where the look-back is off: 256x4 at 2^26 keys / pairs 2.94 / 4.08
+  // (earlier: 512x4, 128x8, 128x4, 256x8 and 512x2 slower for keys).
+  TuningConfig t{256, 4};
+  // The look-back at every count: 2^26 keys / pairs 2.84 / 3.70 against 2.94 / 4.08 for the
+  // 4-bit passes; 2^22 0.220 / 0.293 against 0.259 / 0.338.
+  t.lookback_max_count = 0xFFFFFFFFu;
+  // Large tiles from 2^21 keys. 2^26 keys / pairs: 384x20 2.84 / 3.70, 448x16 2.90 / 3.75,
+  // 512x12 2.98 / 3.81, 384x16 3.10 / 4.05, 512x10 3.27 / 4.13, 256x20 3.68 / 4.80, 256x16
+  // 4.01 / 5.28. 2^20: 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119.
+  t.large_tile_min_count = 1u << 21;
+  t.large_tile_workgroup_size = 384;
+  t.large_tile_keys_per_thread = 20;
+  return t;
+}
+constexpr TuningConfig kNvidia = nvidiaTuning();
 
 }  // namespace
 
@@ -30,9 +45,8 @@ uint32_t scatterSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, 
   const uint32_t bins = binCount(tuning);
   // The tile's keys and values, and the one-element array of the layout not in use.
   const uint32_t tile_bytes = 4 * tile * (key_words + (with_values ? 1 : 0)) + 8;
-  if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan,
-                  // the look-back's flags
-    return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1) + 12;
+  if (bins > 16)  // radix_scatter_wide.comp: running counts per subgroup, bin starts, a workgroup scan
+    return tile_bytes + 4 * bins * max_subgroups + 8 * bins + 4 * (max_subgroups + 1);
   // radix_scatter.comp: counts per subgroup and round, then per subgroup; four per-bin arrays
   const uint32_t rank_bytes = 4 * bins * max_subgroups * (tuning.keys_per_thread + 1);
   return tile_bytes + rank_bytes + 4 * 4 * bins;
@@ -70,17 +84,39 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
   return tuning;
 }
 
-TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words) {
+uint32_t lookbackMaxTiles(const DeviceFacts& limits) {
+  return limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 1024u : 1u << 22;
+}
+
+uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
+                             uint32_t key_words) {
+  const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;  // radix_onesweep.comp's map
+  return 4 * workgroup_size * keys_per_thread * key_words + 4 * max_subgroups * bins + 4 * 4 * bins + 8 +
+         4 * (max_subgroups + 1) + 4;
+}
+
+TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words, bool large) {
   TuningConfig wide = tuning;
-  wide.keys_per_thread = tuning.lookback_keys_per_thread;
   wide.digit_bits = VREN_RADIX_MAX_DIGIT_BITS;
-  wide = clampTuning(wide, limits, key_words);
-  wide.lookback_keys_per_thread = wide.keys_per_thread;
+  // Whole subgroups at every size the device may run them at.
+  const uint32_t step = std::max(1u, limits.max_subgroup_size);
+  uint32_t threads = std::clamp(large ? tuning.large_tile_workgroup_size : tuning.lookback_workgroup_size, step,
+                                std::max(step, limits.max_workgroup_size));
+  threads -= threads % step;
+  uint32_t keys = std::clamp(large ? tuning.large_tile_keys_per_thread : tuning.lookback_keys_per_thread, 1u, 64u);
+  auto subgroups = [&](uint32_t w) { return std::max(1u, w / std::max(1u, limits.min_subgroup_size)); };
+  // Per-subgroup counters grow with the subgroups: fewer threads while they take half the
+  // shared memory, then fewer keys per thread.
+  while (threads > step && 4 * subgroups(threads) * 256 > limits.max_shared_memory / 2) threads -= step;
+  while (keys > 1 && onesweepSharedBytes(threads, keys, subgroups(threads), key_words) > limits.max_shared_memory) --keys;
+  wide.workgroup_size = threads;
+  wide.keys_per_thread = keys;
   // The polls of a SIMD vector's lanes, the rounds of counting missing tiles (at most
-  // kLookbackMaxTiles) and the other loops stay below llvmpipe's 65535 iterations in all.
+  // lookbackMaxTiles()) and the other loops stay below llvmpipe's 65535 iterations in all.
   if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
-  const uint32_t max_subgroups = std::max(1u, wide.workgroup_size / std::max(1u, limits.min_subgroup_size));
-  if (scatterSharedBytes(wide, max_subgroups, true, key_words) > limits.max_shared_memory) wide.lookback_max_count = 0;
+  if (onesweepSharedBytes(threads, keys, subgroups(threads), key_words) > limits.max_shared_memory ||
+      (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
+    wide.lookback_max_count = 0;
   return wide;
 }
 

@@ -32,13 +32,21 @@ uint32_t binCount(const TuningConfig& tuning);
 // can run it with values and keys of key_words words; tile <= 32768 keys.
 TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_t key_words);
 
-// Look-back sorts (TuningConfig::lookback_max_count) are at most this many tiles: it bounds the
-// rounds a tile may spend counting earlier tiles itself (radix_scatter_wide.comp).
-constexpr uint32_t kLookbackMaxTiles = 1024;
+// Look-back sorts (TuningConfig::lookback_max_count) are at most this many tiles. On lavapipe
+// it bounds the rounds a tile may spend counting earlier tiles itself (radix_lookback.glsl),
+// whose loops share llvmpipe's 65535 iterations; elsewhere the published words' u32 indices.
+uint32_t lookbackMaxTiles(const DeviceFacts& limits);
+// Look-back prefixes hold 30 bits (radix_lookback.glsl's published words).
+constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 
-// The look-back's own tuning: 8-bit digits, tuning's workgroup size and lookback_keys_per_thread,
-// clamped to the device; lookback_max_count 0 if nothing fits.
-TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);
+// Shared memory of the one-dispatch pass (radix_onesweep.comp's map).
+uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
+                             uint32_t key_words);
+
+// A look-back tile's tuning: 8-bit digits, lookback_workgroup_size threads (whole subgroups) x
+// lookback_keys_per_thread keys, or with `large` the large_tile_* shape, shrunk to the device's
+// shared memory; lookback_max_count 0 if nothing fits or the device has no subgroup shuffle.
+TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words, bool large);
 
 // Shared memory of the one-dispatch sort (radix_sort_block.comp's map) for keys and values of a
 // workgroup of `tuning`'s shape.

@@ -45,13 +45,21 @@ struct TuningConfig {
   uint32_t workgroup_size = 256;
   uint32_t keys_per_thread = 8;
   uint32_t digit_bits = 4;
-  // Small sorts: at most lookback_max_count keys (key/value sorts: half as many) run one
-  // dispatch per pass instead of three, on 8-bit digits whatever digit_bits says, with
-  // lookback_keys_per_thread keys per thread (SorterProperties::lookback_tile_size tells the
-  // tile; at most 1024 tiles); each tile finds its offsets from the earlier tiles' published
-  // counts (a decoupled look-back) after a histogram of every pass's digits. 0 turns this off.
+  // Sorts of at most lookback_max_count keys, keys alone or with values, run one dispatch per
+  // pass instead of three, on 8-bit digits whatever digit_bits says: each workgroup ranks a
+  // tile and finds where its keys go from the earlier tiles' published counts (a decoupled
+  // look-back) after a histogram of every pass's digits (radix_onesweep.comp). Tiles are
+  // lookback_workgroup_size threads (whole subgroups) x lookback_keys_per_thread keys, and from
+  // large_tile_min_count keys on large_tile_workgroup_size x large_tile_keys_per_thread: large
+  // tiles win on many keys, small ones keep small sorts spread over the GPU.
+  // SorterProperties::lookback_tile_size and large_tile_size tell the tiles after clamping to the
+  // device's shared memory. lookback_max_count 0 turns the look-back off.
   uint32_t lookback_max_count = 1u << 20;
   uint32_t lookback_keys_per_thread = 8;
+  uint32_t lookback_workgroup_size = 256;
+  uint32_t large_tile_min_count = 0xFFFFFFFFu;
+  uint32_t large_tile_keys_per_thread = 20;
+  uint32_t large_tile_workgroup_size = 384;
   // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
   // that an earlier workgroup is running. 0 reads no published count at all (each tile counts
@@ -90,6 +98,9 @@ struct SorterProperties {
   uint32_t tile_size;          // keys per workgroup, 32-bit keys
   uint32_t lookback_tile_size;     // the same for look-back sorts (0: none on this device)
   uint32_t lookback_tile_size_u64; // and for 64-bit keys
+  uint32_t large_tile_size;        // look-back sorts from TuningConfig::large_tile_min_count keys
+                                   // (0: none, as when that exceeds lookback_max_count)
+  uint32_t large_tile_size_u64;    // and for 64-bit keys
   uint32_t block_size;         // most keys a one-dispatch sort takes (0: none on this device)
   uint32_t block_size_u64;     // and for 64-bit keys
   uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
@@ -106,7 +117,8 @@ struct MemoryRequirements {
   VkDeviceSize keys_temp_size;       // ping-pong partner of the keys
   VkDeviceSize values_temp_size;     // ping-pong partner of the values (0 without values)
   VkDeviceSize internal_size;        // sort state, per-tile digit counts, their sums per group;
-                                     // for small sorts, the look-back's (about 2 MiB at most)
+                                     // for look-back sorts, 2 KiB of published counts per tile
+                                     // (2^26 keys on 7680-key tiles: 17.5 MiB)
   VkDeviceSize alignment;            // every BufferRange offset must be a multiple of this
   VkBufferUsageFlags usage;          // every buffer passed to cmdSort needs these, the caller's too
   VkBufferUsageFlags internal_usage; // the internal buffer: usage plus INDIRECT_BUFFER

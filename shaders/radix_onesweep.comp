@@ -1,0 +1,227 @@
+#version 460
+// One radix pass of 8-bit digits in one dispatch (the Onesweep shape): each workgroup sorts a
+// large tile by the pass's digit and writes it to its global place, its offsets found by a
+// decoupled look-back over the earlier tiles (radix_lookback.glsl) rather than by count and scan
+// passes. The digit totals of every pass come from one histogram before the first pass
+// (radix_histogram.comp). Values move in the same pass as their keys.
+//
+// Per tile (the steps in main):
+// 1. Load: subgroup s owns the contiguous segment of SUBGROUP_SIZE * KEYS_PER_THREAD keys from
+//    s * SUBGROUP_SIZE * KEYS_PER_THREAD; round i of lane l holds key i * SUBGROUP_SIZE + l of it
+//    (coalesced loads, and rounds in input order).
+// 2. Each subgroup counts its keys per bin with shared atomics on its own counters.
+// 3. Per bin: the tile's count, published at once (early, so that later tiles rarely wait);
+//    each subgroup's start inside the bin, offset by the bin's start in the tile.
+// 4. Rank straight into the slot in the tile: per round, ballots give each lane its peers, the
+//    highest peer advances its subgroup's start of the bin with one shared atomic and hands the
+//    old value on by shuffle. No barrier between rounds, no scan after them.
+// 5. Per bin: the output start, from the digit totals' scan and the look-back.
+// 6. Out in slot order; values follow through the same shared memory.
+// Registers decide how many workgroups share an SM, and tile size decides how much of each
+// tile's fixed work (scans, barriers, the look-back) each key carries: at 2^26 keys on an H200,
+// 384 x 20 (97 registers, one workgroup per SM) beats 512 x 10 (57 registers, two) by 13 %.
+//
+// Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
+//   s_stage           4 W T      the tile in bin order, keys then values
+//   s_subgroup_bins   4 S BINS   per subgroup and bin: counts, then the next slot in the tile
+//   s_bin_start       4 BINS     where each bin starts in the tile
+//   s_bin_destination 4 BINS     the global index of tile slot 0 if it held the bin
+//   look-back         8 BINS + 8 (radix_lookback.glsl; s_lookback_count: the tile's counts)
+//   workgroup scan    4 (S + 1)
+//   flags             4
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "radix_common.glsl"
+
+layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
+layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD = 16;
+layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
+// > 1: values move with the keys.
+layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
+// Drivers that compile volatile loads as plain ones, which a loop may hoist (lavapipe), poll
+// with atomic loads; NVIDIA's honours volatile loads, which are faster there.
+layout(constant_id = VREN_RADIX_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
+// Polls per thread of words not yet published, in all; 0: no word is read at all, every earlier
+// tile is counted from its keys.
+layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
+
+#include "workgroup_scan.glsl"
+
+const bool WITH_VALUES = VALUE_SLOTS > 1u;
+const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
+// Each thread owns this many consecutive bins in the per-bin steps (workgroups may be smaller
+// than the bin count).
+const uint BINS_PER_THREAD = (BINS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+#ifdef VREN_RADIX_KEY64
+const uint KEY_WORDS = 2u;
+#else
+const uint KEY_WORDS = 1u;
+#endif
+
+#include "radix_lookback.glsl"
+
+shared uint s_stage[TILE_SIZE * KEY_WORDS];
+shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
+shared uint s_bin_start[BINS];
+shared uint s_bin_destination[BINS];
+shared bool s_skipped;  // every key has the same digit
+
+void stage_key(uint slot, Key key) {
+#ifdef VREN_RADIX_KEY64
+  s_stage[2u * slot] = key.x;
+  s_stage[2u * slot + 1u] = key.y;
+#else
+  s_stage[slot] = key;
+#endif
+}
+Key staged_key(uint slot) {
+#ifdef VREN_RADIX_KEY64
+  return uvec2(s_stage[2u * slot], s_stage[2u * slot + 1u]);
+#else
+  return s_stage[slot];
+#endif
+}
+
+void main() {
+  const uint tile = tile_index();
+  if (tile >= tile_count()) return;  // uniform per workgroup: the 2D grid's overhang
+  const uint source = parity(pc.pass);
+  const uint set = pc.pass & 1u;  // this pass's published words
+  const uint thread = gl_LocalInvocationIndex;
+  const uint first_bin = ordered_thread() * BINS_PER_THREAD;  // this thread's bins in the per-bin steps
+  const uint subgroup_bins = gl_SubgroupID * BINS;
+
+  // The next pass's words start unpublished; counters start at zero.
+  for (uint b = thread; b < BINS; b += gl_WorkGroupSize.x) pc.internal.data[lookback_at(set ^ 1u, tile, b)] = 0u;
+  for (uint j = thread; j < gl_NumSubgroups * BINS; j += gl_WorkGroupSize.x) s_subgroup_bins[j] = 0u;
+  if (thread == 0u) s_skipped = false;
+  barrier();  // flags and counters zeroed
+  if ((pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u) {
+    for (uint b = thread; b < BINS; b += gl_WorkGroupSize.x)
+      if (state(pass_totals_at(pc.pass, b)) == element_count()) s_skipped = true;
+  }
+  barrier();  // the skip flag final
+  if (tile == 0u && thread == 0u) set_next_parity(s_skipped ? source : source ^ 1u);
+  if (s_skipped) return;  // uniform: the keys stay where they are for the next pass
+
+  ReadUints keys_in = ReadUints(pc.keys[source]);
+  ReadUints values_in = ReadUints(pc.values[source]);
+  WriteUints keys_out = WriteUints(pc.keys[source ^ 1u]);
+  WriteUints values_out = WriteUints(pc.values[source ^ 1u]);
+  const uint tile_begin = tile * TILE_SIZE;
+  const uint tile_keys = min(TILE_SIZE, element_count() - tile_begin);
+  const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
+
+  // 1. Load.
+  const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
+  Key keys[KEYS_PER_THREAD];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+    keys[i] = slot < tile_keys ? load_key(keys_in, tile_begin + slot) : NO_KEY;
+  }
+  uint digit_total[BINS_PER_THREAD];
+  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
+    digit_total[j] = first_bin + j < BINS ? state(pass_totals_at(pc.pass, first_bin + j)) : 0u;
+
+  // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    if (segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys)
+      atomicAdd(s_subgroup_bins[subgroup_bins + bin_of(keys[i])], 1u);
+  }
+  barrier();  // the subgroups' counts complete
+
+  // 3. Per bin: the tile's count, published at once so that later tiles rarely wait for it;
+  //    each subgroup's start inside the bin; the bin's start in the tile (a scan over the bins),
+  //    added to the subgroups' starts.
+  uint thread_tile_sum = 0u, thread_digit_sum = 0u;
+  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
+    const uint bin = first_bin + j;
+    if (bin < BINS) {
+      uint start = 0u;
+      for (uint s = 0u; s < gl_NumSubgroups; ++s) {
+        const uint count = s_subgroup_bins[s * BINS + bin];
+        s_subgroup_bins[s * BINS + bin] = start;
+        start += count;
+      }
+      s_lookback_count[bin] = start;
+      lookback_publish(lookback_at(set, tile, bin), (tile == 0u ? LOOKBACK_PREFIX : LOOKBACK_AGGREGATE) | start);
+      thread_tile_sum += start;
+    }
+    thread_digit_sum += digit_total[j];
+  }
+  uint unused_total;
+  uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
+  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
+    const uint bin = first_bin + j;
+    if (bin < BINS) {
+      for (uint s = 0u; s < gl_NumSubgroups; ++s) s_subgroup_bins[s * BINS + bin] += tile_start;
+      s_bin_start[bin] = tile_start;
+      tile_start += s_lookback_count[bin];
+    }
+  }
+  barrier();  // every subgroup's starts final
+
+  // 4. Rank, straight into the key's slot in the tile: per round, ballots over the digit's bits
+  //    give each lane its peers (the lanes holding the same bin); the highest peer advances the
+  //    subgroup's start of the bin by their number with one shared atomic and hands the old
+  //    value to the others by shuffle; slot = old value + peers below. Rounds follow input
+  //    order, so the slots are stable. A key's registers are free after its round.
+  uint ranks[KEYS_PER_THREAD];  // the slots, for the values
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const bool valid = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys;
+    uint bin = bin_of(keys[i]);
+    // A dependency on the previous round keeps the compiler from hoisting every round's ballots
+    // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200.
+    if (i > 0u) bin ^= ranks[i - 1u] >> 31u;
+    const uvec4 peers = peers_of(bin, valid);
+    const uint leader = subgroupBallotFindMSB(peers);
+    uint before = 0u;
+    if (valid && gl_SubgroupInvocationID == leader)
+      before = atomicAdd(s_subgroup_bins[subgroup_bins + bin], subgroupBallotBitCount(peers));
+    // Every lane takes part in the shuffle; invalid lanes read a lane of their own choosing.
+    ranks[i] = subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + subgroupBallotExclusiveBitCount(peers);
+    if (valid) stage_key(ranks[i], keys[i]);
+  }
+
+  // 5. Per bin: where the bin starts in the output, from the digit totals' scan and the
+  //    look-back's count of the bin in earlier tiles, which the ranking gave time to arrive.
+  uint digit_base = workgroup_exclusive_add(thread_digit_sum, unused_total);
+  uint earlier[BINS_PER_THREAD];
+  lookback_offsets(set, tile, keys_in, earlier);
+  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
+    const uint bin = first_bin + j;
+    if (bin < BINS) s_bin_destination[bin] = digit_base + earlier[j] - s_bin_start[bin];
+    digit_base += digit_total[j];
+  }
+  barrier();  // the tile in bin order, destinations visible to every thread
+
+  // 6. Out in slot order: consecutive threads store consecutive keys of a bin. Values follow
+  //    through the same shared memory, loaded only now: registers decide how many workgroups
+  //    share an SM.
+  uint destination[KEYS_PER_THREAD];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = i * gl_WorkGroupSize.x + thread;
+    destination[i] = 0u;
+    if (slot < tile_keys) {
+      const Key key = staged_key(slot);
+      destination[i] = s_bin_destination[bin_of(key)] + slot;
+      store_key(keys_out, destination[i], key);
+    }
+  }
+  if (!WITH_VALUES) return;
+  uint values[KEYS_PER_THREAD];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+    values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
+  }
+  barrier();  // every key read out of shared memory
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    if (segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys) s_stage[ranks[i]] = values[i];
+  }
+  barrier();  // the values in bin order
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = i * gl_WorkGroupSize.x + thread;
+    if (slot < tile_keys) values_out.data[destination[i]] = s_stage[slot];
+  }
+}
