@@ -4,6 +4,8 @@
 #include <array>
 #include <cassert>
 #include <new>
+#include <span>
+#include <vector>
 
 #include "radix_shared.h"
 #include "spirv/radix_copy.h"
@@ -568,7 +570,46 @@ Grid gridFor(uint32_t groups, uint32_t max_x) {
   return {x, x == 0 ? 0 : divCeil(groups, x)};
 }
 
-SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
+// A sort as the commands it records, in order: dispatches, the barriers between them, and the
+// places of the optional per-dispatch timestamps. cmdSort records one plan with its
+// timestamps; cmdSortBatch records several, stage by stage (the dispatches between two
+// barriers), with one barrier per stage for all of them.
+struct Op {
+  enum Kind : uint8_t { kDispatch, kBarrier, kMark } kind = kDispatch;
+  bool grids = false;  // kBarrier: indirect dispatches read a grid written before it
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  PassConstants pc{};
+  uint32_t x = 0, y = 0;                 // a direct grid, or
+  VkDeviceSize indirect_offset = ~VkDeviceSize{0};  // an indirect one in the internal buffer
+};
+// Setup, histogram and copy, and per pass (at most VREN_RADIX_MAX_PASSES) count, scan and
+// scatter with their barriers and marks.
+constexpr uint32_t kMaxOps = 8 + 9 * VREN_RADIX_MAX_PASSES;
+struct Plan {
+  std::array<Op, kMaxOps> ops;
+  uint32_t size = 0;
+  VkBuffer internal = VK_NULL_HANDLE;
+  SortResult result{};
+  void dispatch(VkPipeline pipeline, const PassConstants& pc, uint32_t x, uint32_t y) {
+    Op& op = ops[size++];
+    op.kind = Op::kDispatch;
+    op.pipeline = pipeline;
+    op.pc = pc;
+    op.x = x;
+    op.y = y;
+  }
+  void dispatchIndirect(VkPipeline pipeline, const PassConstants& pc, VkDeviceSize offset) {
+    dispatch(pipeline, pc, 0, 0);
+    ops[size - 1].indirect_offset = offset;
+  }
+  void barrier(bool grids = false) {
+    ops[size].kind = Op::kBarrier;
+    ops[size++].grids = grids;
+  }
+  void mark() { ops[size++].kind = Op::kMark; }
+};
+
+void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_buffer, Plan& plan) {
   assert(validateSortInfo(s, info) == nullptr);
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
@@ -578,21 +619,11 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   const uint32_t digit_bits = lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits;
   const uint32_t tile_size = lookback ? lookback_tiles.tile_size : p.tile_size;
   const uint32_t passes = getPassCount(s, info);
-  SortResult result{passes, passes % 2 == 1, passes % 2 ? info.keys_temp : info.keys,
-                    with_values ? (passes % 2 ? info.values_temp : info.values) : BufferRange{}};
-  const bool every_dispatch = info.timestamp_pool && info.timestamp_every_dispatch;
-  uint32_t query = info.first_query;
-  auto timestamp = [&](bool when) {
-    if (info.timestamp_pool && when)
-      s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, query++);
-  };
-  // Written once all earlier commands are done, so the interval holds the sort alone.
-  timestamp(true);
-  if (passes == 0) {
-    timestamp(true);
-    return result;
-  }
-  const VkBuffer internal = info.internal.buffer;
+  plan.size = 0;
+  plan.internal = info.internal.buffer;
+  plan.result = {passes, passes % 2 == 1, passes % 2 ? info.keys_temp : info.keys,
+                 with_values ? (passes % 2 ? info.values_temp : info.values) : BufferRange{}};
+  if (passes == 0) return;
   const VkDeviceSize grid = info.internal.offset + 4 * VREN_RADIX_STATE_TILE_GRID;
   const VkDeviceSize count_grid = info.internal.offset + 4 * VREN_RADIX_STATE_COUNT_GRID;
 
@@ -603,7 +634,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   // 4. scatter  rank within tile, write globally        -> the other buffer       | barrier
   // 5. copy     only if skipped passes left the result in the other buffer
   // Look-back sorts: after the setup, a histogram of every pass's digits (| barrier); then each
-  // pass is the scatter alone, which counts its tile and takes the earlier tiles' counts as
+  // pass is one onesweep dispatch, which counts its tile and takes the earlier tiles' counts as
   // they publish them.
   PassConstants pc{};
   pc.keys[0] = addressOf(s, info.keys);
@@ -620,7 +651,6 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   const bool signed_order = info.key_type == KeyType::kI32 || info.key_type == KeyType::kF32;
   pc.key_flip = signed_order ? 0x80000000u : 0;
   pc.negative_flip = info.key_type == KeyType::kF32 ? 0x7FFFFFFFu : 0;
-  beginLabel(s, cmd, "vren_radix sort");
 
   if (usesBlock(p, info.count)) {  // one workgroup: every pass in one dispatch, no barrier
     pc.flags = flags | (info.descending ? VREN_RADIX_FLAG_DESCENDING : 0) |
@@ -628,13 +658,9 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     pc.pass = passes;
     pc.shift = info.begin_bit;
     pc.end_bit = info.end_bit;
-    s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.block.pipelineFor(info.count));
-    s->fn.cmdDispatch(cmd, 1, 1, 1);
-    for (uint32_t i = 0; i < 3 * passes; ++i) timestamp(every_dispatch);  // the layout of SortInfo
-    endLabel(s, cmd);
-    timestamp(true);
-    return result;
+    plan.dispatch(p.block.pipelineFor(info.count), pc, 1, 1);
+    for (uint32_t i = 0; i < 3 * passes; ++i) plan.mark();  // the layout of SortInfo's timestamps
+    return;
   }
 
   // The setup and the histogram take the pass count and the bit range.
@@ -642,31 +668,28 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   pc.pass = passes;
   pc.shift = info.begin_bit;
   pc.end_bit = info.end_bit;
-  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
-  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, lookback ? lookback_tiles.setup : p.setup);
-  s->fn.cmdDispatch(cmd, 1, 1, 1);
+  plan.dispatch(lookback ? lookback_tiles.setup : p.setup, pc, 1, 1);
   // With the count on the host the passes' grids are known here, and the passes dispatch them
   // directly; with a GPU-side count the setup writes them, for indirect dispatches after this
   // barrier.
   const bool host_grids = count_buffer == nullptr;
-  computeToComputeBarrier(s, cmd, !host_grids);
+  plan.barrier(!host_grids);
   if (lookback) {  // a direct grid: its workgroups stride over a GPU-side count's keys
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
-                          signed_order ? p.lookback.histogram_mapped : p.lookback.histogram);
-    s->fn.cmdDispatch(
-        cmd, std::min(divCeil(info.count, p.lookback.tiles[0].tuning.workgroup_size * kHistogramBatch), kHistogramWorkgroups), 1,
-        1);
-    computeToComputeBarrier(s, cmd);
+    plan.dispatch(signed_order ? p.lookback.histogram_mapped : p.lookback.histogram, pc,
+                  std::min(divCeil(info.count, p.lookback.tiles[0].tuning.workgroup_size * kHistogramBatch),
+                           kHistogramWorkgroups),
+                  1);
+    plan.barrier();
   }
   // At most this many tiles.
   const uint32_t tiles = divCeil(info.count, tile_size);
   const Grid tile_grid = gridFor(tiles, s->max_groups_x);
   const Grid count_groups = gridFor(divCeil(tiles, detail::kCountTiles), s->max_groups_x);
-  auto dispatch = [&](const Grid& known, VkDeviceSize written) {
+  auto dispatch = [&](VkPipeline pipeline, const Grid& known, VkDeviceSize written) {
     if (host_grids)
-      s->fn.cmdDispatch(cmd, known.x, known.y, 1);
+      plan.dispatch(pipeline, pc, known.x, known.y);
     else
-      s->fn.cmdDispatchIndirect(cmd, internal, written);
+      plan.dispatchIndirect(pipeline, pc, written);
   };
 
   for (uint32_t pass = 0; pass < passes; ++pass) {
@@ -676,45 +699,145 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
     pc.bin_flip = info.descending ? pc.digit_mask : 0;
     // Argsort: the first pass makes the indices, so it must not be skipped.
     pc.flags = flags | (info.argsort && pass == 0 ? VREN_RADIX_FLAG_INDEX_VALUES | VREN_RADIX_FLAG_NEVER_SKIP : 0);
-    s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
-
     // Look-back sorts have no count and scan dispatches: empty intervals (the first pass's count
     // interval holds the histogram) keep the timestamp layout fixed.
+    if (!lookback) dispatch(signed_order ? p.count_mapped : p.count, count_groups, count_grid);
+    plan.mark();
     if (!lookback) {
-      s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, signed_order ? p.count_mapped : p.count);
-      dispatch(count_groups, count_grid);
+      plan.barrier();
+      plan.dispatch(s->scan, pc, detail::binCount(p.tuning), 1);
+      plan.barrier();
     }
-    timestamp(every_dispatch);
-    if (!lookback) {
-      computeToComputeBarrier(s, cmd);
-      s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->scan);
-      s->fn.cmdDispatch(cmd, detail::binCount(p.tuning), 1, 1);
-      computeToComputeBarrier(s, cmd);
-    }
-    timestamp(every_dispatch);
-
+    plan.mark();
     const ScatterPipelines& set = lookback ? lookback_tiles.scatter : p.scatter;
-    const VkPipeline scatter = with_values ? (signed_order ? set.pairs_mapped : set.pairs)
-                                           : (signed_order ? set.keys_mapped : set.keys);
-    s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, scatter);
-    dispatch(tile_grid, grid);
-    timestamp(every_dispatch);
-    computeToComputeBarrier(s, cmd);
+    dispatch(with_values ? (signed_order ? set.pairs_mapped : set.pairs) : (signed_order ? set.keys_mapped : set.keys),
+             tile_grid, grid);
+    plan.mark();
+    plan.barrier();
   }
 
   pc.pass = passes;
   pc.flags = flags;
-  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
-  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.copy);
   // Usually every workgroup returns at once: only skipped passes leave the result in the other
   // buffer. A direct grid: a barrier before an indirect one costs about 2 us more on NVIDIA.
-  s->fn.cmdDispatch(cmd, std::min(tiles, kCopyWorkgroups), 1, 1);
-  endLabel(s, cmd);
-  timestamp(true);
-  return result;
+  plan.dispatch(p.copy, pc, std::min(tiles, kCopyWorkgroups), 1);
+}
+
+void recordDispatch(const Sorter* s, VkCommandBuffer cmd, const Plan& plan, const Op& op) {
+  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(op.pc), &op.pc);
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, op.pipeline);
+  if (op.indirect_offset != ~VkDeviceSize{0})
+    s->fn.cmdDispatchIndirect(cmd, plan.internal, op.indirect_offset);
+  else
+    s->fn.cmdDispatch(cmd, op.x, op.y, 1);
+}
+
+SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
+  Plan plan;
+  planSort(s, info, count_buffer, plan);
+  const bool every_dispatch = info.timestamp_pool && info.timestamp_every_dispatch;
+  uint32_t query = info.first_query;
+  auto timestamp = [&] {
+    s->fn.cmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, info.timestamp_pool, query++);
+  };
+  // Written once all earlier commands are done, so the interval holds the sort alone.
+  if (info.timestamp_pool) timestamp();
+  if (plan.size > 0) beginLabel(s, cmd, "vren_radix sort");
+  for (uint32_t i = 0; i < plan.size; ++i) {
+    const Op& op = plan.ops[i];
+    if (op.kind == Op::kDispatch)
+      recordDispatch(s, cmd, plan, op);
+    else if (op.kind == Op::kBarrier)
+      computeToComputeBarrier(s, cmd, op.grids);
+    else if (every_dispatch)
+      timestamp();
+  }
+  if (plan.size > 0) endLabel(s, cmd);
+  if (info.timestamp_pool) timestamp();
+  return plan.result;
 }
 
 }  // namespace
+
+const char* validateSortBatch(const Sorter* s, std::span<const BatchSort> sorts, uint32_t* bad_sort) {
+  for (uint32_t i = 0; i < sorts.size(); ++i) {
+    if (bad_sort) *bad_sort = i;
+    const SortInfo& info = sorts[i].info;
+    if (const char* why = validateSortInfo(s, info)) return why;
+    if (info.timestamp_pool)
+      return "Sorts of a batch take no timestamps: write them around cmdSortBatch.";
+    const BufferRange& count = sorts[i].count_buffer;
+    if (count.buffer && count.offset % 4) return "A batch sort's count_buffer offset must be a multiple of 4.";
+  }
+  // Each sort writes its ping-pong buffers and internal words and reads its count: no buffer of
+  // one sort may overlap a buffer another sort writes.
+  auto ranges = [&](const BatchSort& b, std::array<std::pair<BufferRange, VkDeviceSize>, 6>& out) {
+    const SortInfo& info = b.info;
+    const VkDeviceSize key_bytes = VkDeviceSize{info.count} * keyBytes(info.key_type);
+    const VkDeviceSize value_bytes = info.values.buffer ? VkDeviceSize{info.count} * 4 : 0;
+    const bool empty = info.count == 0 || info.begin_bit == info.end_bit;
+    out = {{{info.keys, empty ? 0 : key_bytes},
+            {info.keys_temp, empty ? 0 : key_bytes},
+            {info.values, empty ? 0 : value_bytes},
+            {info.values_temp, empty ? 0 : value_bytes},
+            {info.internal, empty ? 0 : internalSize(s, info.count)},
+            {b.count_buffer, empty || !b.count_buffer.buffer ? 0 : 4}}};
+  };
+  for (uint32_t i = 0; i < sorts.size(); ++i) {
+    std::array<std::pair<BufferRange, VkDeviceSize>, 6> a, b;
+    ranges(sorts[i], a);
+    for (uint32_t j = i + 1; j < sorts.size(); ++j) {
+      ranges(sorts[j], b);
+      for (size_t x = 0; x < a.size(); ++x)
+        for (size_t y = 0; y < b.size(); ++y) {
+          // Two count buffers may be one: both only read it.
+          if (x == 5 && y == 5) continue;
+          if (a[x].first.buffer && overlaps(a[x].first, a[x].second, b[y].first, b[y].second)) {
+            if (bad_sort) *bad_sort = j;
+            return "The buffers of two sorts in a batch overlap; each sort needs its own keys, values, temp and "
+                   "internal buffers.";
+          }
+        }
+    }
+  }
+  return nullptr;
+}
+
+void cmdSortBatch(const Sorter* s, VkCommandBuffer cmd, std::span<const BatchSort> sorts, SortResult* results) {
+  assert(validateSortBatch(s, sorts) == nullptr);
+  std::vector<Plan> plans(sorts.size());
+  std::vector<uint32_t> next(sorts.size(), 0);  // each plan's first op not yet recorded
+  bool any = false;
+  for (size_t i = 0; i < sorts.size(); ++i) {
+    planSort(s, sorts[i].info, sorts[i].count_buffer.buffer ? &sorts[i].count_buffer : nullptr, plans[i]);
+    if (results) results[i] = plans[i].result;
+    any = any || plans[i].size > 0;
+  }
+  if (!any) return;
+  beginLabel(s, cmd, "vren_radix sort batch");
+  // Stage by stage: every plan's dispatches up to its next barrier, then one barrier for all.
+  for (;;) {
+    bool recorded = false, more = false, grids = false;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const Plan& plan = plans[i];
+      uint32_t& at = next[i];
+      for (; at < plan.size && plan.ops[at].kind != Op::kBarrier; ++at) {
+        if (plan.ops[at].kind == Op::kDispatch) {
+          recordDispatch(s, cmd, plan, plan.ops[at]);
+          recorded = true;
+        }
+      }
+      if (at < plan.size) {  // a barrier ends this plan's stage
+        grids = grids || plan.ops[at].grids;
+        ++at;
+        more = true;
+      }
+    }
+    if (!more) break;
+    if (recorded) computeToComputeBarrier(s, cmd, grids);
+  }
+  endLabel(s, cmd);
+}
 
 SortResult cmdSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info) {
   return recordSort(s, cmd, info, nullptr);

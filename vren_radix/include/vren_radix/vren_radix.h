@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include <vulkan/vulkan.h>
@@ -175,8 +176,7 @@ const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
 
 // The radix passes cmdSort records for `info`: ceil((end_bit - begin_bit) / digit bits), with the
 // digit width of the tuning for info.key_type, or 8 bits for one-dispatch and look-back sorts
-// (info.count and whether info.values has a buffer decide); 0 for no elements or an empty bit
-// range. Its parity tells where the result is (SortResult::in_temp).
+// (info.count and the bit range decide); 0 for no elements or an empty bit range. Its parity tells where the result is (SortResult::in_temp).
 uint32_t getPassCount(const Sorter* sorter, const SortInfo& info);
 
 // Records the sort into `cmd`. Records only: no allocation, submission or wait.
@@ -210,5 +210,25 @@ SortResult cmdSort(const Sorter* sorter, VkCommandBuffer cmd, const SortInfo& in
 // count_buffer needs MemoryRequirements::usage and a 4-byte aligned offset.
 SortResult cmdSortIndirect(const Sorter* sorter, VkCommandBuffer cmd, const SortInfo& info,
                            const BufferRange& count_buffer);
+
+// One sort of a batch: as for cmdSort, or with count_buffer.buffer set as for cmdSortIndirect.
+struct BatchSort {
+  SortInfo info;
+  BufferRange count_buffer;
+};
+
+// Returns null if every sort is valid (validateSortInfo), takes no timestamps and shares no
+// buffer with another sort of the batch (count buffers excepted: they are only read); else one
+// sentence, and the index of the sort it names in *bad_sort if given.
+const char* validateSortBatch(const Sorter* sorter, std::span<const BatchSort> sorts, uint32_t* bad_sort = nullptr);
+
+// Records independent sorts into `cmd` at once: they may differ in buffers, counts, key types,
+// bit ranges and options, and they share barriers (the dispatches of every sort up to its next
+// barrier, then one barrier for all), so the batch records no more barriers than its largest
+// sort alone and its small sorts run beside each other. The results (results[i], if given) are
+// those of cmdSort / cmdSortIndirect for each sort, with the same synchronisation contract for
+// each sort's buffers. Preconditions: validateSortBatch.
+void cmdSortBatch(const Sorter* sorter, VkCommandBuffer cmd, std::span<const BatchSort> sorts,
+                  SortResult* results = nullptr);
 
 }  // namespace vren::radix
