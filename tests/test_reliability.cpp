@@ -1300,11 +1300,13 @@ TEST_CASE_FIXTURE(GpuTest, "batches: independent sorts behind shared barriers, e
   batch[5].count_buffer = {count_buffer.buffer, 0, 4};
   BatchSort empty = batch[0];
   empty.info.count = 0;
-  // The GPU-side count sorts its first gpu_count keys; the rest stay.
-  auto expected = [&](size_t i) {
+  // Job i's buffers checked for `result`; the GPU-side count sorts its first gpu_count keys.
+  auto check = [&](size_t i, const SortResult& result) {
     Job reference = jobs[i];
     if (i == 5) reference.input.resize(gpu_count);
-    return reference;
+    reference.result = result;
+    const std::string mismatch = checkJob(reference);
+    CHECK_MESSAGE(mismatch.empty(), mismatch);
   };
 
   uint32_t most_alone = 0;
@@ -1321,14 +1323,7 @@ TEST_CASE_FIXTURE(GpuTest, "batches: independent sorts behind shared barriers, e
                         &error),
                     error);
     most_alone = std::max(most_alone, g_barriers);
-    Job reference = expected(i);
-    reference.result = jobs[i].result;
-    reference.keys = jobs[i].keys;
-    reference.keys_temp = jobs[i].keys_temp;
-    reference.values = jobs[i].values;
-    reference.values_temp = jobs[i].values_temp;
-    const std::string mismatch = checkJob(reference);
-    CHECK_MESSAGE(mismatch.empty(), mismatch);
+    check(i, jobs[i].result);
     restore(jobs[i]);
   }
   REQUIRE(most_alone >= 2 * 8);  // the 4-bit passes: two barriers a pass at least
@@ -1350,14 +1345,7 @@ TEST_CASE_FIXTURE(GpuTest, "batches: independent sorts behind shared barriers, e
     INFO("sort " << i << " in the batch");
     CHECK(results[i].passes == jobs[i].result.passes);
     CHECK(results[i].in_temp == jobs[i].result.in_temp);
-    Job reference = expected(i);
-    reference.result = results[i];
-    reference.keys = jobs[i].keys;
-    reference.keys_temp = jobs[i].keys_temp;
-    reference.values = jobs[i].values;
-    reference.values_temp = jobs[i].values_temp;
-    const std::string mismatch = checkJob(reference);
-    CHECK_MESSAGE(mismatch.empty(), mismatch);
+    check(i, results[i]);
     const VkDeviceSize bytes = VkDeviceSize{jobs[i].input.size()} * 4;
     CHECK(canariesIntact(jobs[i].keys, bytes));
     CHECK(canariesIntact(jobs[i].keys_temp, bytes));
