@@ -332,14 +332,14 @@ struct Tool {
                  detail::floorPow2(facts.max_subgroup_size));
     for (uint32_t bits : kMaterialFastBits) {
       const uint32_t materials = std::min(1u << bits, workgroup);  // one material per thread, at most
-      std::vector<uint32_t> c(VREN_MATERIALS_SPEC_POLL_BUDGET + 1);
-      c[VREN_MATERIALS_SPEC_WORKGROUP_SIZE] = workgroup;
-      c[VREN_MATERIALS_SPEC_MAX_SUBGROUPS] = std::max(1u, workgroup / facts.min_subgroup_size);
-      c[VREN_MATERIALS_SPEC_HISTOGRAM_SIZE] = materials;
-      c[VREN_MATERIALS_SPEC_ROUNDS] = kMaterialTuning.min_rounds;
-      c[VREN_MATERIALS_SPEC_BITS] = bits;
-      c[VREN_MATERIALS_SPEC_POLL_ATOMIC] = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;  // as materials.cpp
-      c[VREN_MATERIALS_SPEC_POLL_BUDGET] = MaterialTuning{}.poll_budget;
+      std::vector<uint32_t> c(VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET + 1);
+      c[VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE] = workgroup;
+      c[VREN_RADIX_MATERIALS_SPEC_MAX_SUBGROUPS] = std::max(1u, workgroup / facts.min_subgroup_size);
+      c[VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE] = materials;
+      c[VREN_RADIX_MATERIALS_SPEC_ROUNDS] = kMaterialTuning.min_rounds;
+      c[VREN_RADIX_MATERIALS_SPEC_BITS] = bits;
+      c[VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC] = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;  // as materials.cpp
+      c[VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET] = MaterialTuning{}.poll_budget;
       // Named workgroup x rounds x materials.
       const std::initializer_list<uint32_t> shape = {workgroup, kMaterialTuning.min_rounds, materials};
       report({pipelineName("materials_fast_count", shape), spirv(vren_radix_materials_fast_count_spv), c});

@@ -20,7 +20,7 @@
 
 const uint NO_MATERIAL = 0xFFFFFFFFu;
 
-layout(constant_id = VREN_MATERIALS_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
+layout(constant_id = VREN_RADIX_MATERIALS_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 
 // Dispatches larger than maxComputeWorkGroupCount[0] come as a 2D grid.
 uint workgroup_index() {

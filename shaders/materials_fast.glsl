@@ -31,12 +31,12 @@
 
 // Declared here, not in the including shader: the helpers below read gl_WorkGroupSize, which
 // keeps its default (1, 1, 1) until the local size is declared.
-layout(local_size_x_id = VREN_MATERIALS_SPEC_WORKGROUP_SIZE) in;
-layout(constant_id = VREN_MATERIALS_SPEC_ROUNDS) const uint ROUNDS = 8;
+layout(local_size_x_id = VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE) in;
+layout(constant_id = VREN_RADIX_MATERIALS_SPEC_ROUNDS) const uint ROUNDS = 8;
 // Bits of an ID: material_count <= 2^BITS. IDs are clamped below material_count by
 // load_material(), so they never have a bit set past BITS.
-layout(constant_id = VREN_MATERIALS_SPEC_BITS) const uint BITS = 6;
-layout(constant_id = VREN_MATERIALS_SPEC_HISTOGRAM_SIZE) const uint HISTOGRAM_SIZE = 64;
+layout(constant_id = VREN_RADIX_MATERIALS_SPEC_BITS) const uint BITS = 6;
+layout(constant_id = VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE) const uint HISTOGRAM_SIZE = 64;
 // Owned-count passes for HISTOGRAM_SIZE materials at the smallest subgroup size the pipeline may
 // run at, WORKGROUP_SIZE / MAX_SUBGROUPS (materials.cpp sizes MAX_SUBGROUPS so).
 const uint MAX_PASSES = (HISTOGRAM_SIZE * MAX_SUBGROUPS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;

@@ -25,7 +25,7 @@
 #include "materials_common.glsl"
 #include "materials_published.glsl"
 
-layout(local_size_x_id = VREN_MATERIALS_SPEC_WORKGROUP_SIZE) in;
+layout(local_size_x_id = VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE) in;
 #include "workgroup_scan.glsl"
 
 const uint BATCH = 16;

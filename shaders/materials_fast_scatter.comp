@@ -49,7 +49,7 @@
 #include "materials_fast.glsl"
 #include "materials_published.glsl"
 
-layout(constant_id = VREN_MATERIALS_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
+layout(constant_id = VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
 
 // Subgroup s's row, [s * material_count, (s + 1) * material_count): its segment's pixels per
 // material (phase 2), then per material the chunk-local position of its first pixel in the
@@ -205,7 +205,7 @@ void main() {
       const uint count = s_range_count[m];
       const uint padded = (count + pc.alignment - 1u) & ~(pc.alignment - 1u);
       for (uint slot = count + t; slot < padded; slot += gl_WorkGroupSize.x)
-        pc.new_to_old.data[s_range_offset[m] + slot] = VREN_MATERIALS_PADDING_SLOT;
+        pc.new_to_old.data[s_range_offset[m] + slot] = VREN_RADIX_MATERIALS_PADDING_SLOT;
     }
   }
 }

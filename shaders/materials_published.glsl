@@ -11,7 +11,7 @@
 
 // Drivers that compile volatile loads as plain ones, which a loop may hoist (lavapipe), poll with
 // atomic loads; NVIDIA's pays for those (see radix_scatter_wide.comp).
-layout(constant_id = VREN_MATERIALS_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
+layout(constant_id = VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer MaterialPublishedUints {
   uint data[];

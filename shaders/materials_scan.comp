@@ -10,7 +10,7 @@
 #include "materials_common.glsl"
 #include "workgroup_scan.glsl"
 
-layout(local_size_x_id = VREN_MATERIALS_SPEC_WORKGROUP_SIZE) in;
+layout(local_size_x_id = VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE) in;
 
 void main() {
   const uint material = workgroup_index();

@@ -22,8 +22,8 @@
 #extension GL_GOOGLE_include_directive : require
 #include "materials_common.glsl"
 
-layout(local_size_x_id = VREN_MATERIALS_SPEC_WORKGROUP_SIZE) in;
-layout(constant_id = VREN_MATERIALS_SPEC_HISTOGRAM_SIZE) const uint HISTOGRAM_SIZE = 256;
+layout(local_size_x_id = VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE) in;
+layout(constant_id = VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE) const uint HISTOGRAM_SIZE = 256;
 
 shared uint s_next[HISTOGRAM_SIZE];
 shared uint s_group_material[gl_WorkGroupSize.x];

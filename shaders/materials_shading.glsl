@@ -14,8 +14,8 @@
 // declaration: glslang fixes gl_WorkGroupSize where it is first used, and before the declaration
 // that is (1, 1, 1).
 
-#ifndef VREN_MATERIALS_SHADING_GLSL
-#define VREN_MATERIALS_SHADING_GLSL
+#ifndef VREN_RADIX_MATERIALS_SHADING_GLSL
+#define VREN_RADIX_MATERIALS_SHADING_GLSL
 
 uint material_invocation() {
   return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;

@@ -1,25 +1,24 @@
 // Layouts shared by the material-sort record path (C++) and its passes (GLSL): one push-constant
 // block for every pass, the per-material dispatch arguments, and the specialization-constant IDs.
 // Compiled by both: C++ sees plain integers, GLSL sees buffer references.
-#ifndef VREN_MATERIALS_SHARED_H
-#define VREN_MATERIALS_SHARED_H
+#ifndef VREN_RADIX_MATERIALS_SHARED_H
+#define VREN_RADIX_MATERIALS_SHARED_H
 
 // Specialization-constant IDs.
-#define VREN_MATERIALS_SPEC_WORKGROUP_SIZE 0
-#define VREN_MATERIALS_SPEC_MAX_SUBGROUPS 1
-#define VREN_MATERIALS_SPEC_HISTOGRAM_SIZE 2
+#define VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE 0
+#define VREN_RADIX_MATERIALS_SPEC_MAX_SUBGROUPS 1
+#define VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE 2
 // Fast path (materials_fast_*): pixel rounds per thread, unrolled.
-#define VREN_MATERIALS_SPEC_ROUNDS 3
+#define VREN_RADIX_MATERIALS_SPEC_ROUNDS 3
 // Fast path: bits per material ID, material_count <= 2^BITS (one pipeline per width).
-#define VREN_MATERIALS_SPEC_BITS 4
+#define VREN_RADIX_MATERIALS_SPEC_BITS 4
 // Fast path: the scan publishes beside the scatter, which polls with atomic loads (else volatile
 // loads) in at most POLL_BUDGET rounds per thread (0: reads nothing published).
-#define VREN_MATERIALS_SPEC_POLL_ATOMIC 5
-#define VREN_MATERIALS_SPEC_POLL_BUDGET 6
+#define VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC 5
+#define VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET 6
 
-// Written into padding slots of new_to_old, and the "no void material" value.
-#define VREN_MATERIALS_PADDING_SLOT 0xFFFFFFFFu
-#define VREN_MATERIALS_NO_VOID 0xFFFFFFFFu
+// Written into padding slots of new_to_old.
+#define VREN_RADIX_MATERIALS_PADDING_SLOT 0xFFFFFFFFu
 
 #ifdef __cplusplus
 #include <cstddef>
@@ -44,7 +43,7 @@ struct MaterialConstants {
   uint32_t pixel_count;
   uint32_t material_count;
   uint32_t chunk_count;
-  uint32_t rounds;        // workgroup-sized rounds per chunk (fast path: VREN_MATERIALS_SPEC_ROUNDS)
+  uint32_t rounds;        // workgroup-sized rounds per chunk (fast path: VREN_RADIX_MATERIALS_SPEC_ROUNDS)
   uint32_t alignment;     // power of two
   uint32_t void_material;
   uint32_t shading_workgroup_size;

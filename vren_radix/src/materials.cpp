@@ -17,6 +17,8 @@
 #include "spirv/materials_scatter.h"
 
 namespace vren::radix {
+
+static_assert(kPaddingSlot == VREN_RADIX_MATERIALS_PADDING_SLOT, "the public padding value is the shaders'");
 namespace {
 
 using detail::MaterialConstants;
@@ -148,10 +150,10 @@ VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const Pipeline
                              s.poll_atomic ? VK_TRUE : VK_FALSE,
                              s.properties.tuning.poll_budget};
   const VkSpecializationMapEntry entries[] = {
-      {VREN_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
-      {VREN_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4}, {VREN_MATERIALS_SPEC_ROUNDS, 12, 4},
-      {VREN_MATERIALS_SPEC_BITS, 16, 4},          {VREN_MATERIALS_SPEC_POLL_ATOMIC, 20, 4},
-      {VREN_MATERIALS_SPEC_POLL_BUDGET, 24, 4},
+      {VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
+      {VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4}, {VREN_RADIX_MATERIALS_SPEC_ROUNDS, 12, 4},
+      {VREN_RADIX_MATERIALS_SPEC_BITS, 16, 4},          {VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC, 20, 4},
+      {VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET, 24, 4},
   };
   const VkSpecializationInfo specialization{7, entries, sizeof(values), values};
   return detail::createComputePipeline(

@@ -9,6 +9,8 @@
 #include "tiles_shared.h"
 
 namespace vren::radix {
+
+static_assert(kTilePadding == VREN_RADIX_TILES_PADDING, "the public padding value is the shaders'");
 namespace {
 
 using detail::TilePackConstants;
