@@ -5,7 +5,6 @@
 #include <cassert>
 #include <new>
 #include <span>
-#include <vector>
 
 #include "radix_shared.h"
 #include "spirv/radix_copy.h"
@@ -339,7 +338,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
                                     std::pair{&s->properties.tuning_u64, &s->u64.lookback}}) {
     const TuningConfig& small = lookback->tiles[0].tuning;
     const TuningConfig& large = lookback->tiles[1].tuning;
-    reported->lookback_max_count = lookback->max_count;
+    reported->lookback_max_count = std::min(lookback->max_count, detail::kLookbackMaxCount);
     reported->lookback_workgroup_size = small.workgroup_size;
     reported->lookback_keys_per_thread = small.keys_per_thread;
     reported->lookback_poll_budget = small.lookback_poll_budget;
@@ -430,7 +429,7 @@ bool usesLookback(const KeyPipelines& p, uint32_t count, uint32_t bits) {
          divCeil(count, t.tile_size) <= t.max_tiles;
 }
 
-VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
+VkDeviceSize internalSize(const Sorter* s, uint32_t count, KeyType key_type) {
   // The smaller tile of the two key widths gives the most tiles.
   const uint32_t tile = std::min(s->u32.tile_size, s->u64.tile_size);
   const uint32_t tiles = std::max(1u, divCeil(count, tile));
@@ -438,15 +437,16 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count) {
   // words; reserved as rows of `tiles` words so that the size stays affine in the tile count).
   const VkDeviceSize count_words = VkDeviceSize{2} * detail::binCount(s->u32.tuning) * tiles;
   VkDeviceSize words = VREN_RADIX_STATE_WORDS + count_words;
-  // Or the look-back's: every pass's totals and two sets of published words per tile, for the
-  // most keys it sorts up to `count`, so that the size never shrinks as the count grows.
-  for (const KeyPipelines* p : {&s->u32, &s->u64}) {
-    const KeyPipelines::Lookback& lookback = p->lookback;
-    if (lookback.max_count == 0) continue;
+  // Or the look-back's: every pass's totals and two sets of published words per tile of this key
+  // width, for the most keys it sorts up to `count`, so that the size never shrinks as the count
+  // grows.
+  {
+    const KeyPipelines::Lookback& lookback = pipelinesFor(s, key_type).lookback;
     const uint32_t max_count = std::min(lookback.max_count, detail::kLookbackMaxCount);
     // Small tiles below large_min_count keys, large ones from it.
     const std::pair<uint32_t, uint32_t> ranges[] = {
-        {1, lookback.large_min_count == 0 ? 0 : lookback.large_min_count - 1}, {lookback.large_min_count, max_count}};
+        {1, std::min(lookback.large_min_count == 0 ? 0 : lookback.large_min_count - 1, max_count)},
+        {lookback.large_min_count, max_count}};
     for (size_t i = 0; i < 2; ++i) {
       const KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
       const uint32_t last = std::min({std::max(count, 1u), ranges[i].second,
@@ -483,7 +483,7 @@ MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bo
   MemoryRequirements r{};
   r.keys_temp_size = VkDeviceSize{std::max(1u, max_count)} * keyBytes(key_type);
   r.values_temp_size = with_values ? VkDeviceSize{std::max(1u, max_count)} * 4 : 0;
-  r.internal_size = internalSize(s, max_count);
+  r.internal_size = internalSize(s, max_count, key_type);
   r.alignment = kAlignment;
   r.usage = kUsage;
   r.internal_usage = kUsage | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
@@ -517,7 +517,7 @@ const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
     return "A keys buffer is smaller than count keys.";
   if (with_values && (tooSmall(info.values, value_bytes) || tooSmall(info.values_temp, value_bytes)))
     return "A values buffer is smaller than count * 4 bytes.";
-  const VkDeviceSize internal_bytes = internalSize(s, info.count);
+  const VkDeviceSize internal_bytes = internalSize(s, info.count, info.key_type);
   if (tooSmall(info.internal, internal_bytes))
     return "The internal buffer is smaller than getMemoryRequirements() asks for this count.";
   for (const BufferRange* r : {&info.keys, &info.keys_temp, &info.values, &info.values_temp, &info.internal})
@@ -593,6 +593,7 @@ struct Plan {
   void dispatch(VkPipeline pipeline, const PassConstants& pc, uint32_t x, uint32_t y) {
     Op& op = ops[size++];
     op.kind = Op::kDispatch;
+    op.indirect_offset = ~VkDeviceSize{0};
     op.pipeline = pipeline;
     op.pc = pc;
     op.x = x;
@@ -780,7 +781,7 @@ const char* validateSortBatch(const Sorter* s, std::span<const BatchSort> sorts,
             {info.keys_temp, empty ? 0 : key_bytes},
             {info.values, empty ? 0 : value_bytes},
             {info.values_temp, empty ? 0 : value_bytes},
-            {info.internal, empty ? 0 : internalSize(s, info.count)},
+            {info.internal, empty ? 0 : internalSize(s, info.count, info.key_type)},
             {b.count_buffer, empty || !b.count_buffer.buffer ? 0 : 4}}};
   };
   for (uint32_t i = 0; i < sorts.size(); ++i) {
@@ -805,38 +806,35 @@ const char* validateSortBatch(const Sorter* s, std::span<const BatchSort> sorts,
 
 void cmdSortBatch(const Sorter* s, VkCommandBuffer cmd, std::span<const BatchSort> sorts, SortResult* results) {
   assert(validateSortBatch(s, sorts) == nullptr);
-  std::vector<Plan> plans(sorts.size());
-  std::vector<uint32_t> next(sorts.size(), 0);  // each plan's first op not yet recorded
-  bool any = false;
-  for (size_t i = 0; i < sorts.size(); ++i) {
-    planSort(s, sorts[i].info, sorts[i].count_buffer.buffer ? &sorts[i].count_buffer : nullptr, plans[i]);
-    if (results) results[i] = plans[i].result;
-    any = any || plans[i].size > 0;
-  }
-  if (!any) return;
-  beginLabel(s, cmd, "vren_radix sort batch");
-  // Stage by stage: every plan's dispatches up to its next barrier, then one barrier for all.
-  for (;;) {
+  // Stage by stage: every sort's dispatches between its stage-th and next barrier, then one
+  // barrier for all. The plans are made again for each stage rather than kept: the record path
+  // allocates nothing, and a plan costs a few hundred stores.
+  bool labelled = false;
+  for (uint32_t stage = 0;; ++stage) {
     bool recorded = false, more = false, grids = false;
-    for (size_t i = 0; i < plans.size(); ++i) {
-      const Plan& plan = plans[i];
-      uint32_t& at = next[i];
+    for (size_t i = 0; i < sorts.size(); ++i) {
+      Plan plan;
+      planSort(s, sorts[i].info, sorts[i].count_buffer.buffer ? &sorts[i].count_buffer : nullptr, plan);
+      if (stage == 0 && results) results[i] = plan.result;
+      uint32_t at = 0;
+      for (uint32_t barriers = 0; at < plan.size && barriers < stage; ++at)
+        if (plan.ops[at].kind == Op::kBarrier) ++barriers;
       for (; at < plan.size && plan.ops[at].kind != Op::kBarrier; ++at) {
-        if (plan.ops[at].kind == Op::kDispatch) {
-          recordDispatch(s, cmd, plan, plan.ops[at]);
-          recorded = true;
-        }
+        if (plan.ops[at].kind != Op::kDispatch) continue;
+        if (!labelled) beginLabel(s, cmd, "vren_radix sort batch");
+        labelled = true;
+        recordDispatch(s, cmd, plan, plan.ops[at]);
+        recorded = true;
       }
-      if (at < plan.size) {  // a barrier ends this plan's stage
+      if (at < plan.size) {  // a barrier ends this sort's stage
         grids = grids || plan.ops[at].grids;
-        ++at;
         more = true;
       }
     }
     if (!more) break;
     if (recorded) computeToComputeBarrier(s, cmd, grids);
   }
-  endLabel(s, cmd);
+  if (labelled) endLabel(s, cmd);
 }
 
 SortResult cmdSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info) {

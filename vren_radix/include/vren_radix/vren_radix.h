@@ -54,7 +54,8 @@ struct TuningConfig {
   // large_tile_min_count keys on large_tile_workgroup_size x large_tile_keys_per_thread: large
   // tiles win on many keys, small ones keep small sorts spread over the GPU.
   // SorterProperties::lookback_tile_size and large_tile_size tell the tiles after clamping to the
-  // device's shared memory. lookback_max_count 0 turns the look-back off.
+  // device's shared memory (u64 keys take half the keys per thread on a GPU with 48 KiB). At most
+  // 2^30 - 1 keys take the look-back; lookback_max_count 0 turns it off.
   uint32_t lookback_max_count = 1u << 20;
   uint32_t lookback_keys_per_thread = 8;
   uint32_t lookback_workgroup_size = 256;
@@ -119,7 +120,8 @@ struct MemoryRequirements {
   VkDeviceSize values_temp_size;     // ping-pong partner of the values (0 without values)
   VkDeviceSize internal_size;        // sort state, per-tile digit counts, their sums per group;
                                      // for look-back sorts, 2 KiB of published counts per tile
-                                     // (2^26 keys on 7680-key tiles: 17.5 MiB)
+                                     // of key_type's tiles (2^26 u32 keys on 7680-key tiles:
+                                     // 17.1 MiB; u64 keys, on half the tile, twice that)
   VkDeviceSize alignment;            // every BufferRange offset must be a multiple of this
   VkBufferUsageFlags usage;          // every buffer passed to cmdSort needs these, the caller's too
   VkBufferUsageFlags internal_usage; // the internal buffer: usage plus INDIRECT_BUFFER
