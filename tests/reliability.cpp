@@ -52,6 +52,10 @@ VKAPI_ATTR void VKAPI_CALL fakeProperties2(VkPhysicalDevice device, VkPhysicalDe
       reinterpret_cast<VkPhysicalDeviceVulkan11Properties*>(s)->maxMemoryAllocationSize = g_fake.max_allocation;
     if (g_fake.max_allocation && s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES)
       reinterpret_cast<VkPhysicalDeviceMaintenance3Properties*>(s)->maxMemoryAllocationSize = g_fake.max_allocation;
+    if (g_fake.driver_id && s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES)
+      reinterpret_cast<VkPhysicalDeviceDriverProperties*>(s)->driverID = g_fake.driver_id;
+    if (g_fake.driver_id && s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES)
+      reinterpret_cast<VkPhysicalDeviceVulkan12Properties*>(s)->driverID = g_fake.driver_id;
   }
 }
 

@@ -56,6 +56,7 @@ struct FakeLimits {
   uint32_t groups_y = 0;
   uint32_t vendor_id = 0;        // 0: the device's own
   uint32_t max_invocations = 0;  // workgroup size; 0: the device's own
+  VkDriverId driver_id = {};     // 0: the device's own
 };
 
 // Destroys the sorter and checks that no never-compiled pipeline outlives it.

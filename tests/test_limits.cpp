@@ -131,6 +131,38 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: max_count follows the device's limits" 
   CHECK(getSorterProperties(fakeSorter(fakes[0]).get()).max_count >= (1u << 30));
 }
 
+TEST_CASE_FIXTURE(GpuTest, "reliability: the look-back's tile bound, on lavapipe and elsewhere" *
+                               doctest::test_suite("host")) {
+  // Lavapipe's loop cap bounds look-back sorts to 1024 tiles; another driver goes on, unless the
+  // poll budget is 0, where each tile would count every earlier one. 64-key tiles, no limit on
+  // the count. The driver is faked through the entry points; the sorters answer queries only.
+  TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
+  tuning.lookback_workgroup_size = 32;
+  tuning.lookback_keys_per_thread = 2;
+  tuning.lookback_max_count = 0xFFFFFFFFu;
+  tuning.block_max_count = 0;
+  struct Case {
+    VkDriverId driver;
+    uint32_t budget;
+    bool bounded;
+  };
+  for (const Case& c : {Case{VK_DRIVER_ID_MESA_LLVMPIPE, 1000, true}, Case{VK_DRIVER_ID_NVIDIA_PROPRIETARY, 1000, false},
+                        Case{VK_DRIVER_ID_NVIDIA_PROPRIETARY, 0, true}}) {
+    INFO("driver " << c.driver << ", poll budget " << c.budget);
+    tuning.lookback_poll_budget = c.budget;
+    FakeLimits limits;
+    limits.driver_id = c.driver;
+    SorterPtr sorter = fakeSorter(limits, &tuning);
+    const uint32_t tile = getSorterProperties(sorter.get()).lookback_tile_size;
+    REQUIRE(tile == 64);
+    for (uint32_t n : {1024 * tile, 1024 * tile + 1, 4096 * tile}) {
+      SortInfo asked;
+      asked.count = n;
+      CHECK(getPassCount(sorter.get(), asked) == (n <= 1024 * tile || !c.bounded ? 4u : 8u));
+    }
+  }
+}
+
 TEST_CASE_FIXTURE(GpuTest, "reliability: digit widths other than 4 and 8 are rounded to one of them" *
                                doctest::test_suite("host")) {
   for (uint32_t asked : {0u, 1u, 3u, 4u, 5u, 7u, 8u, 9u, 16u, 32u, 0xFFFFFFFFu}) {

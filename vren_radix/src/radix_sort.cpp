@@ -236,6 +236,9 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
     const TuningConfig& shape = t.tuning;
     t.tile_size = shape.workgroup_size * shape.keys_per_thread;
     t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(detail::lookbackMaxTiles(limits), tiles_by_internal));
+    // Without polls every tile counts every earlier one: the work grows with the square of the
+    // tiles, so larger sorts take the passes.
+    if (shape.lookback_poll_budget == 0) t.max_tiles = std::min(t.max_tiles, detail::kLookbackUnpolledMaxTiles);
     PipelineSpec keys{wide ? vren_radix_onesweep_u64_spv : vren_radix_onesweep_spv,
                       wide ? sizeof(vren_radix_onesweep_u64_spv) : sizeof(vren_radix_onesweep_spv),
                       shape.workgroup_size, shape.keys_per_thread, maxSubgroups(shape), 1, shape.digit_bits};

@@ -36,6 +36,8 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
 // it bounds the rounds a tile may spend counting earlier tiles itself (radix_lookback.glsl),
 // whose loops share llvmpipe's 65535 iterations; elsewhere the published words' u32 indices.
 uint32_t lookbackMaxTiles(const DeviceFacts& limits);
+// With a poll budget of 0 (each tile counts every earlier tile), at most this many tiles.
+constexpr uint32_t kLookbackUnpolledMaxTiles = 1024;
 // Look-back prefixes hold 30 bits (radix_lookback.glsl's published words).
 constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 

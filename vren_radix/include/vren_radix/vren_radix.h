@@ -65,8 +65,8 @@ struct TuningConfig {
   // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
   // that an earlier workgroup is running. 0 reads no published count at all (each tile counts
-  // every earlier tile: slow, the same result). At most 1024 on lavapipe, which leaves a
-  // shader's loops after 65535 iterations in all.
+  // every earlier tile: slow, the same result; such look-back sorts stop at 1024 tiles). At most
+  // 1024 on lavapipe, which leaves a shader's loops after 65535 iterations in all.
   uint32_t lookback_poll_budget = 4096;
   // Sorts of at most block_max_count keys that fit one workgroup (SorterProperties::block_size)
   // run in a single dispatch: one workgroup holds them in shared memory and runs every pass on
