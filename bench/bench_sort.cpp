@@ -373,15 +373,12 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
       if (!vren::radix::cli::parseTuning(value, &flags->tuning, error)) return false;
       flags->tuned = true;
     } else if (key == "--lookback") {
-      std::vector<uint64_t> parts;
-      for (size_t begin = 0; begin <= value.size();) {
-        const size_t x = std::min(value.find('x', begin), value.size());
-        uint64_t part = 0;
-        if (!vren::radix::cli::parseUint(value.substr(begin, x - begin), 0xFFFFFFFFu, &part)) parts.clear();
-        parts.push_back(part);
-        begin = x + 1;
-      }
-      if (parts.empty() || parts.size() > 3 || (parts.size() > 1 && (parts[1] == 0 || parts[1] > 64)) ||
+      const std::vector<std::string> texts = vren::radix::cli::splitOn(value, 'x');
+      std::vector<uint64_t> parts(texts.size());
+      bool numbers = true;
+      for (size_t part = 0; part < texts.size(); ++part)
+        numbers = numbers && vren::radix::cli::parseUint(texts[part], 0xFFFFFFFFu, &parts[part]);
+      if (!numbers || parts.size() > 3 || (parts.size() > 1 && (parts[1] == 0 || parts[1] > 64)) ||
           (parts.size() > 2 && (parts[2] == 0 || parts[2] > 1024))) {
         *error = "--lookback takes MAX_COUNT[xKEYS_PER_THREAD[xTHREADS]], as in --lookback=4294967295x16x256.";
         return false;

@@ -32,14 +32,18 @@ bool parseUint(const std::string& text, uint64_t max, uint64_t* value) {
   return *value <= max;
 }
 
-bool parseTuning(const std::string& text, TuningConfig* out, std::string* error) {
+std::vector<std::string> splitOn(const std::string& text, char separator) {
   std::vector<std::string> parts;
   for (size_t begin = 0;;) {
-    const size_t x = text.find('x', begin);
-    parts.push_back(text.substr(begin, x == std::string::npos ? std::string::npos : x - begin));
-    if (x == std::string::npos) break;
-    begin = x + 1;
+    const size_t at = text.find(separator, begin);
+    parts.push_back(text.substr(begin, at == std::string::npos ? std::string::npos : at - begin));
+    if (at == std::string::npos) return parts;
+    begin = at + 1;
   }
+}
+
+bool parseTuning(const std::string& text, TuningConfig* out, std::string* error) {
+  const std::vector<std::string> parts = splitOn(text, 'x');
   uint64_t w = 0, k = 0, bits = 4;
   if ((parts.size() != 2 && parts.size() != 3) || !parseUint(parts[0], 1024, &w) || !parseUint(parts[1], 64, &k) ||
       !w || !k || (parts.size() == 3 && (!parseUint(parts[2], 8, &bits) || (bits != 4 && bits != 8)))) {

@@ -20,6 +20,9 @@ bool parseFlags(int argc, char** argv, const std::vector<std::string>& allowed, 
 // parsed number).
 bool parseUint(const std::string& text, uint64_t max, uint64_t* value);
 
+// `text` cut at every `separator`: "256x4" -> {"256", "4"}, "" -> {""}.
+std::vector<std::string> splitOn(const std::string& text, char separator);
+
 // A sorter tuning as THREADSxKEYS or THREADSxKEYSxDIGIT_BITS (digit bits 4 or 8), e.g. 256x4x8.
 // False with a one-sentence reason on failure.
 bool parseTuning(const std::string& text, TuningConfig* out, std::string* error);
