@@ -44,6 +44,31 @@
 #define VREN_RADIX_FLAG_VALUES 64u        // values move with the keys
 #define VREN_RADIX_FLAG_DESCENDING 128u   // histogram: every pass's bins reversed
 #define VREN_RADIX_FLAG_LOOKBACK 256u     // setup: zero every pass's digit totals
+#define VREN_RADIX_FLAG_SEGMENTED 512u    // one-dispatch sort: one workgroup per segment (radix_segments.glsl)
+
+// Segmented sorts (radix_segments.glsl): words of the segment scratch block, which starts the
+// internal buffer of cmdSortSegmented and cmdTopK.
+#define VREN_RADIX_SEGMENTS_COUNT 0    // the element count: the last offset, clamped
+#define VREN_RADIX_SEGMENTS_WORDS 64   // the block's size (the data after it stays 16-byte aligned)
+
+// Top-k of a whole buffer by radix select (radix_topk.comp): pc.pass names the phase, the
+// internal words hold, in order: each level's digit histogram, the state entering each level
+// (prefix, keys below it), the candidate count, the candidates' keys and input indices, and each
+// workgroup's histogram of the last level.
+#define VREN_RADIX_TOPK_MAX_K 4096
+#define VREN_RADIX_TOPK_MAX_GROUPS 1024
+#define VREN_RADIX_TOPK_LEVELS 4         // 8-bit digits of a 32-bit key
+#define VREN_RADIX_TOPK_PHASE_ZERO 0     // 1 workgroup: zero the histograms and the candidate count
+#define VREN_RADIX_TOPK_PHASE_LEVEL 1    // + level: count the next digit of the keys still in play
+#define VREN_RADIX_TOPK_PHASE_COLLECT 5  // the k-th key found: gather the k candidates
+#define VREN_RADIX_TOPK_PHASE_RANK 6     // rank the candidates among themselves, write them out
+#define VREN_RADIX_TOPK_HISTOGRAMS 0
+#define VREN_RADIX_TOPK_STATE (VREN_RADIX_TOPK_HISTOGRAMS + VREN_RADIX_TOPK_LEVELS * VREN_RADIX_MAX_BINS)
+#define VREN_RADIX_TOPK_CANDIDATES (VREN_RADIX_TOPK_STATE + 2 * VREN_RADIX_TOPK_LEVELS)
+#define VREN_RADIX_TOPK_CANDIDATE_KEYS (VREN_RADIX_TOPK_CANDIDATES + 8)
+#define VREN_RADIX_TOPK_CANDIDATE_INDICES (VREN_RADIX_TOPK_CANDIDATE_KEYS + VREN_RADIX_TOPK_MAX_K)
+#define VREN_RADIX_TOPK_GROUP_HISTOGRAMS (VREN_RADIX_TOPK_CANDIDATE_INDICES + VREN_RADIX_TOPK_MAX_K)
+#define VREN_RADIX_TOPK_WORDS (VREN_RADIX_TOPK_GROUP_HISTOGRAMS + VREN_RADIX_TOPK_MAX_GROUPS * VREN_RADIX_MAX_BINS)
 
 #ifdef __cplusplus
 #include <cstddef>
@@ -67,10 +92,17 @@ struct PassConstants {
   uint32_t negative_flip;
   uint32_t bin_flip;
   uint32_t end_bit;        // histogram: the sort's end_bit
+  // Segmented sorts and top-k (radix_segments.glsl): the offsets (0: one segment of count
+  // elements), how many segments (with VREN_RADIX_FLAG_INDIRECT: at most; the GPU-side number
+  // is at count_address), and k (0: a whole segment's results, at its own offsets).
+  uint32_t segment_count;
+  uint64_t segments;
+  uint32_t k;
 };
 static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_TOTALS,
               "the parity of every pass and of the result fit before the totals");
-static_assert(sizeof(PassConstants) == 96, "PassConstants must match the GLSL push-constant block");
+static_assert(sizeof(PassConstants) == 112, "PassConstants must match the GLSL push-constant block");
+static_assert(offsetof(PassConstants, segments) == 96, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");
 }  // namespace vren::radix::detail
 #else
@@ -101,6 +133,9 @@ layout(push_constant, std430) uniform PassConstants {
   uint negative_flip;
   uint bin_flip;
   uint end_bit;
+  uint segment_count;
+  ReadUints segments;
+  uint k;
 } pc;
 #endif
 

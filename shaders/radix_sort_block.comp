@@ -20,6 +20,11 @@
 // the descending flip of each pass follow from them as in recordSort. The count is pc.count, or
 // for cmdSortIndirect the GPU-side count clamped to it; the internal buffer is not used.
 //
+// Segmented sorts (VREN_RADIX_FLAG_SEGMENTED): workgroup s sorts segment s (radix_segments.glsl)
+// the same way, its first TILE_SIZE elements (the caller promised no more), argsort's values
+// being input indices, and writes it to the temp buffers at the segment's offsets, or with
+// pc.k > 0 its first k elements to the outputs at s * k (top-k).
+//
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_keys            4 W T      the keys in the current pass's order
 //   s_values          4 T        their values (the sorter gives every shape VALUE_SLOTS = T)
@@ -30,6 +35,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
+#include "radix_segments.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD = 4;
@@ -55,8 +61,17 @@ uint counter(uint s, uint bin) { return (s_subgroup_bins[counter_word(s, bin)] >
 shared uint s_bin_start[BINS];
 
 void main() {
+  const bool segmented = (pc.flags & VREN_RADIX_FLAG_SEGMENTED) != 0u;
   uint count = pc.count;
-  if ((pc.flags & VREN_RADIX_FLAG_INDIRECT) != 0u) count = min(pc.count_address.data[0], pc.count);
+  uint base = 0u;  // the first element's index in the buffers
+  if (segmented) {
+    if (tile_index() >= segments_in_use()) return;  // uniform: the whole workgroup
+    const uvec2 range = segment_range(tile_index());
+    base = range.x;
+    count = min(range.y - range.x, TILE_SIZE);
+  } else if ((pc.flags & VREN_RADIX_FLAG_INDIRECT) != 0u) {
+    count = min(pc.count_address.data[0], pc.count);
+  }
   const bool with_values = (pc.flags & VREN_RADIX_FLAG_VALUES) != 0u;
   const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
   const bool descending = (pc.flags & VREN_RADIX_FLAG_DESCENDING) != 0u;
@@ -72,8 +87,8 @@ void main() {
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = i * gl_WorkGroupSize.x + thread;
     if (slot < count) {
-      s_keys[slot] = load_key(keys_in, slot);
-      if (with_values) s_values[slot] = index_values ? slot : values_in.data[slot];
+      s_keys[slot] = load_key(keys_in, base + slot);
+      if (with_values) s_values[slot] = index_values ? base + slot : values_in.data[base + slot];
     }
   }
   barrier();  // the keys in shared memory
@@ -153,15 +168,18 @@ void main() {
     barrier();  // the keys in this pass's order before the next pass reads them
   }
 
-  // 4. Write out, coalesced, to the buffer an unskipped multi-pass sort would end in.
-  const uint result = pc.pass & 1u;
+  // 4. Write out, coalesced, to the buffer an unskipped multi-pass sort would end in; segments
+  //    to the temp buffers at their offsets, or their first k to the outputs at s * k.
+  const uint result = segmented ? 1u : pc.pass & 1u;
   WriteUints keys_out = WriteUints(pc.keys[result]);
   WriteUints values_out = WriteUints(pc.values[result]);
+  const uint written = segmented && pc.k > 0u ? min(count, pc.k) : count;
+  const uint to = segmented ? (pc.k > 0u ? tile_index() * pc.k : base) : 0u;
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = i * gl_WorkGroupSize.x + thread;
-    if (slot < count) {
-      store_key(keys_out, slot, s_keys[slot]);
-      if (with_values) values_out.data[slot] = s_values[slot];
+    if (slot < written) {
+      store_key(keys_out, to + slot, s_keys[slot]);
+      if (with_values) values_out.data[to + slot] = s_values[slot];
     }
   }
 }

@@ -170,6 +170,14 @@ std::string compare(const std::vector<uint32_t>& input, const uint32_t* keys, co
   return {};
 }
 
+void toHost(VkCommandBuffer cmd) {
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                       nullptr, 0, nullptr);
+}
+
 bool canariesIntact(const GpuBuffer& b, VkDeviceSize used) {
   const auto* words = static_cast<const uint32_t*>(b.mapped) + used / 4;
   return std::all_of(words, words + kCanaryWords, [](uint32_t w) { return w == kCanary; });
@@ -181,11 +189,7 @@ void runJob(Context& ctx, const Sorter* sorter, Job& job) {
   REQUIRE_MESSAGE(ctx.submit(
                       [&](VkCommandBuffer cmd) {
                         job.result = cmdSort(sorter, cmd, job.info);
-                        VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-                        to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-                        to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-                        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                             1, &to_host, 0, nullptr, 0, nullptr);
+                        toHost(cmd);
                       },
                       &error),
                   error);

@@ -106,6 +106,9 @@ std::string compare(const std::vector<uint32_t>& input, const uint32_t* keys, co
 
 bool canariesIntact(const GpuBuffer& b, VkDeviceSize used);
 
+// Records a barrier from compute-shader writes to host reads.
+void toHost(VkCommandBuffer cmd);
+
 // Prepares `job`'s buffers, records the sort with `sorter` (made on ctx's device) and a barrier
 // to the host, submits and waits.
 void runJob(Context& ctx, const Sorter* sorter, Job& job);

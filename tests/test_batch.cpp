@@ -51,14 +51,6 @@ std::string checkJob(const Job& job) {
                  job.pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr, job.options);
 }
 
-void toHost(VkCommandBuffer cmd) {
-  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
-                       nullptr, 0, nullptr);
-}
-
 }  // namespace
 
 TEST_CASE_FIXTURE(GpuTest, "batches: independent sorts behind shared barriers, each as cmdSort sorts it" *

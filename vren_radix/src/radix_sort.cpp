@@ -15,14 +15,21 @@
 #include "spirv/radix_histogram_u64.h"
 #include "spirv/radix_onesweep.h"
 #include "spirv/radix_onesweep_u64.h"
+#include "spirv/radix_gather.h"
+#include "spirv/radix_gather_u64.h"
 #include "spirv/radix_scan.h"
 #include "spirv/radix_scatter.h"
 #include "spirv/radix_scatter_u64.h"
 #include "spirv/radix_scatter_wide.h"
 #include "spirv/radix_scatter_wide_u64.h"
+#include "spirv/radix_segment_copy.h"
+#include "spirv/radix_segment_copy_u64.h"
+#include "spirv/radix_segment_ids.h"
 #include "spirv/radix_setup.h"
 #include "spirv/radix_sort_block.h"
 #include "spirv/radix_sort_block_u64.h"
+#include "spirv/radix_topk.h"
+#include "sorter.h"
 #include "tuning.h"
 
 namespace vren::radix {
@@ -39,79 +46,13 @@ constexpr uint32_t kCopyWorkgroups = 1024;
 constexpr uint32_t kHistogramWorkgroups = 1024;
 constexpr uint32_t kHistogramBatch = 15;
 using detail::kCountTiles;
-constexpr VkDeviceSize kAlignment = 16;
-constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-
 using detail::DeviceFunctions;
 using detail::divCeil;
 using detail::fail;
-
-// The scatters of one key width: keys alone or with values, and for 32-bit keys the same with
-// the signed / float order map (the first two go without).
-struct ScatterPipelines {
-  VkPipeline keys = VK_NULL_HANDLE;
-  VkPipeline pairs = VK_NULL_HANDLE;
-  VkPipeline keys_mapped = VK_NULL_HANDLE;
-  VkPipeline pairs_mapped = VK_NULL_HANDLE;
-};
-
-// The pipelines for one key width; they share a tile size.
-struct KeyPipelines {
-  TuningConfig tuning{};
-  TuningConfig pairs_scatter{};  // the key/value scatter's shape: the same tile
-  uint32_t tile_size = 0;
-  VkPipeline setup = VK_NULL_HANDLE;
-  VkPipeline count = VK_NULL_HANDLE;
-  VkPipeline count_mapped = VK_NULL_HANDLE;
-  ScatterPipelines scatter;
-  VkPipeline copy = VK_NULL_HANDLE;
-  // Look-back sorts (TuningConfig::lookback_max_count): the histogram of every pass, then one
-  // onesweep dispatch per pass, on small tiles or from large_min_count keys on large ones.
-  struct Lookback {
-    struct Tiles {
-      TuningConfig tuning{};  // lookback_max_count 0: not on this device
-      uint32_t tile_size = 0;
-      uint32_t max_tiles = 0;  // detail::lookbackMaxTiles(), within the internal buffer's words
-      VkPipeline setup = VK_NULL_HANDLE;  // the tile count and grid for this tile
-      ScatterPipelines scatter;
-    };
-    std::array<Tiles, 2> tiles;  // small, large
-    uint32_t max_count = 0;        // 0: no look-back on this device
-    uint32_t large_min_count = 0;  // from here the large tiles
-    VkPipeline histogram = VK_NULL_HANDLE;
-    VkPipeline histogram_mapped = VK_NULL_HANDLE;
-    const Tiles& tilesFor(uint32_t count) const { return tiles[count >= large_min_count ? 1 : 0]; }
-  } lookback;
-  // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch, on
-  // the smallest workgroup shape that holds the keys.
-  struct Block {
-    std::array<TuningConfig, detail::kBlockShapes> shapes;  // detail::blockShapes()
-    std::array<VkPipeline, detail::kBlockShapes> pipelines{};  // null for shapes not needed
-    uint32_t max_count = 0;  // the tuning's block_max_count, at most the largest shape's keys
-    // The pipeline for `count` keys (count <= max_count).
-    VkPipeline pipelineFor(uint32_t count) const {
-      for (size_t i = 0; i < shapes.size(); ++i)
-        if (pipelines[i] && count <= shapes[i].workgroup_size * shapes[i].keys_per_thread) return pipelines[i];
-      return VK_NULL_HANDLE;
-    }
-  } block;
-};
-
-}  // namespace
-
-struct Sorter {
-  VkDevice device = VK_NULL_HANDLE;
-  const VkAllocationCallbacks* allocator = nullptr;
-  DeviceFunctions fn{};
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline scan = VK_NULL_HANDLE;
-  KeyPipelines u32;
-  KeyPipelines u64;
-  SorterProperties properties{};
-  uint32_t max_groups_x = 0;
-};
-
-namespace {
+using detail::kAlignment;
+using detail::kUsage;
+using detail::KeyPipelines;
+using detail::ScatterPipelines;
 
 struct PipelineSpec {
   const uint32_t* code;
@@ -385,6 +326,21 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
+  // Segmented sorts' passes (segments.cpp): grids striding over the elements.
+  s->striding_workgroup_size = std::min(256u, detail::floorPow2(limits.max_workgroup_size));
+  const auto striding = [&](const uint32_t* code, size_t code_size, VkPipeline* pipeline) {
+    const uint32_t size = s->striding_workgroup_size;
+    // The order map on: top-k compares signed and float keys by it.
+    const PipelineSpec spec{code, code_size, size, 1, std::max(1u, size / limits.min_subgroup_size), 1, tuning.digit_bits,
+                            true};
+    return result == VK_SUCCESS ? createPipeline(*s, info.pipeline_cache, spec, required_subgroup_size, pipeline) : result;
+  };
+  result = striding(vren_radix_segment_copy_spv, sizeof(vren_radix_segment_copy_spv), &s->segments_u32.copy);
+  result = striding(vren_radix_segment_copy_u64_spv, sizeof(vren_radix_segment_copy_u64_spv), &s->segments_u64.copy);
+  result = striding(vren_radix_gather_spv, sizeof(vren_radix_gather_spv), &s->segments_u32.gather);
+  result = striding(vren_radix_gather_u64_spv, sizeof(vren_radix_gather_u64_spv), &s->segments_u64.gather);
+  result = striding(vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), &s->segment_ids);
+  result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk);
   s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;
   s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;
   s->properties.large_tile_size = s->u32.lookback.tiles[1].tile_size;
@@ -404,14 +360,16 @@ void destroySorter(Sorter* s) {
   if (!s) return;
   destroyKeyPipelines(*s, s->u32);
   destroyKeyPipelines(*s, s->u64);
-  if (s->scan) s->fn.destroyPipeline(s->device, s->scan, s->allocator);
+  for (VkPipeline pipeline : {s->scan, s->segments_u32.copy, s->segments_u32.gather, s->segments_u64.copy,
+                              s->segments_u64.gather, s->segment_ids, s->topk})
+    if (pipeline) s->fn.destroyPipeline(s->device, pipeline, s->allocator);
   if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
   delete s;
 }
 
 SorterProperties getSorterProperties(const Sorter* s) { return s->properties; }
 
-namespace {
+namespace detail {
 
 uint32_t keyBits(KeyType t) { return t == KeyType::kU64 ? 64 : 32; }
 uint32_t keyBytes(KeyType t) { return t == KeyType::kU64 ? 8 : 4; }
@@ -480,7 +438,18 @@ VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r) {
   return s->fn.getBufferDeviceAddress(s->device, &info) + r.offset;
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::addressOf;
+using detail::internalSize;
+using detail::keyBits;
+using detail::keyBytes;
+using detail::overlaps;
+using detail::passCount;
+using detail::pipelinesFor;
+using detail::tooSmall;
+using detail::usesBlock;
+using detail::usesLookback;
 
 MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bool with_values, KeyType key_type) {
   MemoryRequirements r{};
@@ -536,11 +505,9 @@ const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
   return nullptr;
 }
 
-namespace {
+namespace detail {
 
-// Orders one dispatch's shader writes before the next dispatch's shader reads and writes, and,
-// with `grids`, before the indirect dispatches read a grid written since the last such barrier.
-void computeToComputeBarrier(const Sorter* s, VkCommandBuffer cmd, bool grids = false) {
+void computeToComputeBarrier(const Sorter* s, VkCommandBuffer cmd, bool grids) {
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -564,14 +531,45 @@ void endLabel(const Sorter* s, VkCommandBuffer cmd) {
   if (s->fn.cmdEndDebugUtilsLabel) s->fn.cmdEndDebugUtilsLabel(cmd);
 }
 
-// A 2D grid of at least `groups` workgroups, at most max_x wide: radix_setup.comp's write_grid().
-struct Grid {
-  uint32_t x, y;
-};
 Grid gridFor(uint32_t groups, uint32_t max_x) {
   const uint32_t x = std::min(groups, max_x);
   return {x, x == 0 ? 0 : divCeil(groups, x)};
 }
+
+PassConstants sortConstants(const Sorter* s, const SortInfo& info, const BufferRange* count_buffer) {
+  const bool with_values = info.values.buffer != VK_NULL_HANDLE;
+  PassConstants pc{};
+  pc.keys[0] = addressOf(s, info.keys);
+  pc.keys[1] = addressOf(s, info.keys_temp);
+  pc.values[0] = addressOf(s, info.values);
+  pc.values[1] = addressOf(s, info.values_temp);
+  pc.internal = addressOf(s, info.internal);
+  pc.count_address = count_buffer ? addressOf(s, *count_buffer) : 0;
+  pc.count = info.count;
+  pc.max_groups_x = s->max_groups_x;
+  pc.flags = (with_values ? VREN_RADIX_FLAG_VALUES : 0) | (count_buffer ? VREN_RADIX_FLAG_INDIRECT : 0);
+  const bool signed_order = info.key_type == KeyType::kI32 || info.key_type == KeyType::kF32;
+  pc.key_flip = signed_order ? 0x80000000u : 0;
+  pc.negative_flip = info.key_type == KeyType::kF32 ? 0x7FFFFFFFu : 0;
+  return pc;
+}
+
+void recordDispatch(const Sorter* s, VkCommandBuffer cmd, VkPipeline pipeline, const PassConstants& pc, uint32_t x,
+                    uint32_t y) {
+  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  s->fn.cmdDispatch(cmd, x, y, 1);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::computeToComputeBarrier;
+using detail::beginLabel;
+using detail::endLabel;
+using detail::Grid;
+using detail::gridFor;
 
 // A sort as the commands it records, in order: dispatches, the barriers between them, and the
 // places of the optional per-dispatch timestamps. cmdSort records one plan with its
@@ -640,21 +638,10 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   // Look-back sorts: after the setup, a histogram of every pass's digits (| barrier); then each
   // pass is one onesweep dispatch, which counts its tile and takes the earlier tiles' counts as
   // they publish them.
-  PassConstants pc{};
-  pc.keys[0] = addressOf(s, info.keys);
-  pc.keys[1] = addressOf(s, info.keys_temp);
-  pc.values[0] = addressOf(s, info.values);
-  pc.values[1] = addressOf(s, info.values_temp);
-  pc.internal = addressOf(s, info.internal);
-  pc.count_address = count_buffer ? addressOf(s, *count_buffer) : 0;
-  pc.count = info.count;
-  pc.max_groups_x = s->max_groups_x;
+  PassConstants pc = detail::sortConstants(s, info, count_buffer);
   pc.result_parity = passes % 2;
-  const uint32_t flags =
-      (with_values ? VREN_RADIX_FLAG_VALUES : 0) | (count_buffer ? VREN_RADIX_FLAG_INDIRECT : 0);
+  const uint32_t flags = pc.flags;
   const bool signed_order = info.key_type == KeyType::kI32 || info.key_type == KeyType::kF32;
-  pc.key_flip = signed_order ? 0x80000000u : 0;
-  pc.negative_flip = info.key_type == KeyType::kF32 ? 0x7FFFFFFFu : 0;
 
   if (usesBlock(p, info.count)) {  // one workgroup: every pass in one dispatch, no barrier
     pc.flags = flags | (info.descending ? VREN_RADIX_FLAG_DESCENDING : 0) |
@@ -736,7 +723,9 @@ void recordDispatch(const Sorter* s, VkCommandBuffer cmd, const Plan& plan, cons
     s->fn.cmdDispatch(cmd, op.x, op.y, 1);
 }
 
-SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
+}  // namespace
+
+SortResult detail::recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer) {
   Plan plan;
   planSort(s, info, count_buffer, plan);
   const bool every_dispatch = info.timestamp_pool && info.timestamp_every_dispatch;
@@ -761,7 +750,7 @@ SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info
   return plan.result;
 }
 
-}  // namespace
+using detail::recordSort;
 
 const char* validateSortBatch(const Sorter* s, std::span<const BatchSort> sorts, uint32_t* bad_sort) {
   for (uint32_t i = 0; i < sorts.size(); ++i) {

@@ -233,4 +233,89 @@ const char* validateSortBatch(const Sorter* sorter, std::span<const BatchSort> s
 void cmdSortBatch(const Sorter* sorter, VkCommandBuffer cmd, std::span<const BatchSort> sorts,
                   SortResult* results = nullptr);
 
+// Segmented sorts: one buffer of elements split into segments by offsets, each segment sorted on
+// its own, stably, with every option of SortInfo.
+struct SegmentedSortInfo {
+  // As for cmdSort, except:
+  // - count is the most elements (the buffers are sized for it); the element count is the last
+  //   offset, read on the GPU, clamped to count;
+  // - keys and values are only read; the result goes to keys_temp and values_temp (values_temp
+  //   is required with values or argsort, and receives argsort's input indices);
+  // - internal is getSegmentedMemoryRequirements().internal_size bytes;
+  // - no timestamps.
+  SortInfo sort;
+  // segment_count + 1 u32, 4-byte aligned, possibly written by earlier GPU work: offsets[0] = 0,
+  // offsets never decrease, offsets[segment_count] = the element count. Segment s is elements
+  // [offsets[s], offsets[s + 1]). The GPU reads them clamped to count: whatever they hold,
+  // nothing is written outside the buffers (bad offsets give a wrong order, never a stray write).
+  BufferRange offsets;
+  uint32_t segment_count = 0;
+  // Optional: the number of segments, a u32 written by earlier GPU work, clamped to
+  // segment_count (which then sizes the internal buffer).
+  BufferRange segment_count_buffer;
+  // Optional promise: no segment holds more elements (0: unknown). Up to
+  // getSorterProperties().block_size (block_size_u64 for kU64 keys) every segment is sorted by
+  // one workgroup in one dispatch; otherwise the whole buffer is sorted by key and then by segment.
+  // A longer segment than promised comes out unsorted past the first max_segment_length elements.
+  uint32_t max_segment_length = 0;
+};
+
+// Sizes for segmented sorts of up to max_count elements in up to max_segments segments:
+// keys_temp_size and values_temp_size (for the result) and internal_size.
+MemoryRequirements getSegmentedMemoryRequirements(const Sorter* sorter, uint32_t max_count, uint32_t max_segments,
+                                                  bool with_values, KeyType key_type = KeyType::kU32);
+
+// Returns null if `info` is valid for `sorter`, else one sentence saying what is wrong. The
+// offsets themselves live on the GPU: check them on the host with validateSegmentOffsets.
+const char* validateSegmentedSortInfo(const Sorter* sorter, const SegmentedSortInfo& info);
+
+// Returns null if `offsets` (segment_count + 1 values) are valid segment offsets for `count`
+// elements, else one sentence saying which offset is wrong.
+const char* validateSegmentOffsets(std::span<const uint32_t> offsets, uint32_t count);
+
+// Records the segmented sort into `cmd`: a fixed number of dispatches, whatever the number of
+// segments (one with max_segment_length <= block_size; otherwise a copy, the sort by key, the
+// segments' keys, the sort by segment, and a gather). The result is in keys_temp/values_temp
+// (in_temp true) unless the sort is empty (count, segment_count or the bit range 0: nothing is
+// recorded, and the result names keys/values).
+//
+// Synchronisation contract: reads offsets, the segment count, keys and values, and writes
+// internal, keys_temp and values_temp, all at COMPUTE_SHADER; it records its own barriers in
+// between. Before it, make earlier writes to what it reads available to COMPUTE_SHADER /
+// SHADER_READ and order earlier uses of what it writes before COMPUTE_SHADER / SHADER_WRITE; after
+// it, add a barrier from COMPUTE_SHADER / SHADER_WRITE before reading the result.
+// Preconditions: validateSegmentedSortInfo.
+SortResult cmdSortSegmented(const Sorter* sorter, VkCommandBuffer cmd, const SegmentedSortInfo& info);
+
+// Top-k: the k smallest keys (or with `largest` the k largest) of each segment, or of the whole
+// buffer, sorted (descending for `largest`), with their values or input indices. Ties keep the
+// lower input index first: the result equals the first k elements of the stable sort.
+struct TopKInfo {
+  // The input, as for cmdSortSegmented; input.sort.descending must be false (largest says the
+  // order), and keys_temp / values_temp are not used. Without offsets (input.offsets.buffer
+  // null) the whole of input.sort.count elements is one segment.
+  SegmentedSortInfo input;
+  uint32_t k = 0;
+  bool largest = false;
+  // Segment s's min(k, length) results go to out_keys / out_values at s * k (segment_count * k
+  // elements, or k without offsets, below 2^30); the slots past a short segment's results are not
+  // written.
+  // out_values is required with values or argsort.
+  BufferRange out_keys;
+  BufferRange out_values;
+};
+
+// Sizes for top-k of up to max_count elements in up to max_segments segments (1 without
+// offsets): internal_size (keys_temp_size and values_temp_size are 0: the results go to the
+// outputs, of max_segments * k elements).
+MemoryRequirements getTopKMemoryRequirements(const Sorter* sorter, uint32_t max_count, uint32_t max_segments,
+                                             uint32_t k, bool with_values, KeyType key_type = KeyType::kU32);
+
+// Returns null if `info` is valid for `sorter`, else one sentence saying what is wrong.
+const char* validateTopKInfo(const Sorter* sorter, const TopKInfo& info);
+
+// Records top-k into `cmd`, with the synchronisation contract of cmdSortSegmented, the outputs
+// written instead of the temp buffers. Preconditions: validateTopKInfo.
+void cmdTopK(const Sorter* sorter, VkCommandBuffer cmd, const TopKInfo& info);
+
 }  // namespace vren::radix

@@ -1,0 +1,135 @@
+// The sorter's insides, shared by the files that record with it: radix_sort.cpp (the sort and
+// its batches) and segments.cpp (segmented sorts and top-k on the same passes).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include <vulkan/vulkan.h>
+
+#include "device.h"
+#include "radix_shared.h"
+#include "tuning.h"
+#include "vren_radix/vren_radix.h"
+
+namespace vren::radix {
+namespace detail {
+
+constexpr VkDeviceSize kAlignment = 16;
+constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+
+// The scatters of one key width: keys alone or with values, and for 32-bit keys the same with
+// the signed / float order map (the first two go without).
+struct ScatterPipelines {
+  VkPipeline keys = VK_NULL_HANDLE;
+  VkPipeline pairs = VK_NULL_HANDLE;
+  VkPipeline keys_mapped = VK_NULL_HANDLE;
+  VkPipeline pairs_mapped = VK_NULL_HANDLE;
+};
+
+// The pipelines for one key width; they share a tile size.
+struct KeyPipelines {
+  TuningConfig tuning{};
+  TuningConfig pairs_scatter{};  // the key/value scatter's shape: the same tile
+  uint32_t tile_size = 0;
+  VkPipeline setup = VK_NULL_HANDLE;
+  VkPipeline count = VK_NULL_HANDLE;
+  VkPipeline count_mapped = VK_NULL_HANDLE;
+  ScatterPipelines scatter;
+  VkPipeline copy = VK_NULL_HANDLE;
+  // Look-back sorts (TuningConfig::lookback_max_count): the histogram of every pass, then one
+  // onesweep dispatch per pass, on small tiles or from large_min_count keys on large ones.
+  struct Lookback {
+    struct Tiles {
+      TuningConfig tuning{};  // lookback_max_count 0: not on this device
+      uint32_t tile_size = 0;
+      uint32_t max_tiles = 0;  // detail::lookbackMaxTiles(), within the internal buffer's words
+      VkPipeline setup = VK_NULL_HANDLE;  // the tile count and grid for this tile
+      ScatterPipelines scatter;
+    };
+    std::array<Tiles, 2> tiles;  // small, large
+    uint32_t max_count = 0;        // 0: no look-back on this device
+    uint32_t large_min_count = 0;  // from here the large tiles
+    VkPipeline histogram = VK_NULL_HANDLE;
+    VkPipeline histogram_mapped = VK_NULL_HANDLE;
+    const Tiles& tilesFor(uint32_t count) const { return tiles[count >= large_min_count ? 1 : 0]; }
+  } lookback;
+  // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch, on
+  // the smallest workgroup shape that holds the keys.
+  struct Block {
+    std::array<TuningConfig, detail::kBlockShapes> shapes;  // detail::blockShapes()
+    std::array<VkPipeline, detail::kBlockShapes> pipelines{};  // null for shapes not needed
+    uint32_t max_count = 0;  // the tuning's block_max_count, at most the largest shape's keys
+    // The pipeline for `count` keys (count <= max_count).
+    VkPipeline pipelineFor(uint32_t count) const {
+      for (size_t i = 0; i < shapes.size(); ++i)
+        if (pipelines[i] && count <= shapes[i].workgroup_size * shapes[i].keys_per_thread) return pipelines[i];
+      return VK_NULL_HANDLE;
+    }
+  } block;
+};
+
+// Segmented sorts and top-k (segments.cpp): the one-dispatch sort per segment runs on the block
+// pipelines; the multi-pass path adds these, around two sorts.
+struct SegmentPipelines {
+  VkPipeline copy = VK_NULL_HANDLE;    // radix_segment_copy.comp: the keys into the internal buffer
+  VkPipeline gather = VK_NULL_HANDLE;  // radix_gather.comp: the sorted elements from the input
+};
+
+}  // namespace detail
+
+struct Sorter {
+  VkDevice device = VK_NULL_HANDLE;
+  const VkAllocationCallbacks* allocator = nullptr;
+  detail::DeviceFunctions fn{};
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline scan = VK_NULL_HANDLE;
+  detail::KeyPipelines u32;
+  detail::KeyPipelines u64;
+  detail::SegmentPipelines segments_u32;
+  detail::SegmentPipelines segments_u64;
+  VkPipeline segment_ids = VK_NULL_HANDLE;  // radix_segment_ids.comp
+  VkPipeline topk = VK_NULL_HANDLE;         // radix_topk.comp: top-k of a whole buffer of 32-bit keys
+  uint32_t striding_workgroup_size = 0;     // of the segment pipelines, whose grids stride
+  SorterProperties properties{};
+  uint32_t max_groups_x = 0;
+};
+
+namespace detail {
+
+uint32_t keyBits(KeyType t);
+uint32_t keyBytes(KeyType t);
+const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t);
+// Passes of `digit_bits` over bits [begin_bit, end_bit).
+uint32_t passCount(uint32_t begin_bit, uint32_t end_bit, uint32_t digit_bits);
+// Internal bytes of a sort of `count` keys of key_type (getMemoryRequirements).
+VkDeviceSize internalSize(const Sorter* s, uint32_t count, KeyType key_type);
+// Whether a range of known size is smaller than `bytes` (VK_WHOLE_SIZE: unknown, not smaller).
+bool tooSmall(const BufferRange& r, VkDeviceSize bytes);
+bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes);
+VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r);
+
+// Orders one dispatch's shader writes before the next dispatch's shader reads and writes, and,
+// with `grids`, before the indirect dispatches read a grid written since the last such barrier.
+void computeToComputeBarrier(const Sorter* s, VkCommandBuffer cmd, bool grids = false);
+void beginLabel(const Sorter* s, VkCommandBuffer cmd, const char* name);
+void endLabel(const Sorter* s, VkCommandBuffer cmd);
+
+// A 2D grid of at least `groups` workgroups, at most max_x wide: radix_setup.comp's write_grid().
+struct Grid {
+  uint32_t x, y;
+};
+Grid gridFor(uint32_t groups, uint32_t max_x);
+
+// The push constants every pass of a sort of `info` shares: buffers, count, order map, flags
+// for values and a GPU-side count.
+PassConstants sortConstants(const Sorter* s, const SortInfo& info, const BufferRange* count_buffer);
+// Records one dispatch with its push constants.
+void recordDispatch(const Sorter* s, VkCommandBuffer cmd, VkPipeline pipeline, const PassConstants& pc, uint32_t x,
+                    uint32_t y);
+
+// cmdSort, or with count_buffer cmdSortIndirect.
+SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer);
+
+}  // namespace detail
+}  // namespace vren::radix
