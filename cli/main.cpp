@@ -1,6 +1,7 @@
 // vren-radix: the command-line face of vren_radix.
 // Exit codes: 0 success, 1 runtime failure, 2 usage error. Messages go to stderr.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,7 +41,8 @@ const char* kUsageText =
     "\n"
     "commands:\n"
     "  info        list Vulkan devices and the limits that matter to the sort\n"
-    "  sort        sort a file of u32, i32, f32 or u64 keys, optionally with u32 values\n"
+    "  sort        sort a file of u32, i32, f32 or u64 keys, optionally with u32 values or by segment\n"
+    "  topk        the k smallest or largest keys of a file, or of each of its segments\n"
     "  demo        sort random keys and pairs, verify them on the CPU and compare the times\n"
     "  materials   sort a map of material IDs by material, for indirect shading\n"
     "  tiles       pack a screen of sort keys tile by tile\n"
@@ -62,9 +64,13 @@ const char* kInfoHelp =
 
 const char* kSortHelp =
     "usage: vren-radix sort --keys K --out-keys OK [--values V --out-values OV | --argsort --out-values OV]\n"
-    "                       [--key-type u32|i32|f32|u64] [--bits LO:HI] [--descending] [--device N]\n"
+    "                       [--segments S] [--key-type u32|i32|f32|u64] [--bits LO:HI] [--descending]\n"
+    "                       [--device N]\n"
     "\n"
     "Sort a raw little-endian key file on the GPU. Stable: equal keys keep their input order.\n"
+    "  --segments S    sort each segment on its own: S holds N + 1 little-endian u32 offsets for N\n"
+    "                  segments, the first 0, never decreasing, the last the number of keys; segment i\n"
+    "                  is keys offsets[i] .. offsets[i + 1] - 1 (--argsort counts from the file's start)\n"
     "  --key-type T    u32 (default), i32, f32 (IEEE total order: -NaN < -inf < -0 < +0 < +inf < +NaN)\n"
     "                  or u64 (8-byte keys: the file size must be a multiple of 8)\n"
     "  --values V      u32 values, one per key, moved with their keys into --out-values\n"
@@ -72,6 +78,20 @@ const char* kSortHelp =
     "  --bits LO:HI    sort by key bits LO..HI-1 only (default 0:32, or 0:64 for u64)\n"
     "  --descending    largest key first, still stable\n"
     "  --quiet         accepted by every command; sort prints nothing on success anyway\n";
+
+const char* kTopKHelp =
+    "usage: vren-radix topk --keys K --k N --out-keys OK [--values V --out-values OV | --argsort --out-values OV]\n"
+    "                       [--largest] [--segments S] [--key-type u32|i32|f32|u64] [--device N]\n"
+    "\n"
+    "Write the N smallest keys of a raw little-endian key file, in order (the first N of the stable\n"
+    "sort), or with --segments those of each segment: min(N, length) each, one segment after another.\n"
+    "  --k N           results per segment, at least 1\n"
+    "  --largest       the N largest keys instead, largest first (equal keys in input order)\n"
+    "  --segments S    segment offsets, as `vren-radix sort --segments` takes them\n"
+    "  --key-type T    u32 (default), i32, f32 (IEEE total order) or u64 (8-byte keys)\n"
+    "  --values V      u32 values, one per key, written with their keys to --out-values\n"
+    "  --argsort       write each result's index in the keys file to --out-values instead (no --values)\n"
+    "  --quiet         accepted by every command; topk prints nothing on success anyway\n";
 
 const char* kDemoHelp =
     "usage: vren-radix demo [--count N] [--tuning WxK[xD]] [--profile] [--gpu-only] [--device N]\n"
@@ -225,23 +245,95 @@ bool bitsOption(const std::map<std::string, std::string>& flags, uint32_t key_bi
   return true;
 }
 
+// --values V --out-values OV, or --argsort --out-values OV, as sort and topk take them.
+bool valuesOptions(const std::map<std::string, std::string>& flags, bool* argsort, std::string* error) {
+  *argsort = flags.count("--argsort") > 0;
+  if (*argsort) {
+    if (flags.count("--values")) {
+      *error = "--argsort writes the permutation to --out-values and reads no --values; drop --values.";
+      return false;
+    }
+    if (!flags.count("--out-values")) {
+      *error = "--argsort needs --out-values for the permutation.";
+      return false;
+    }
+  } else if (flags.count("--values") != flags.count("--out-values")) {
+    *error = "--values and --out-values go together.";
+    return false;
+  }
+  return true;
+}
+
+// Reads --keys (whole u64 keys for kU64) and --values (one per key); with argsort, values get
+// one zero per key to receive the permutation. *count receives the number of keys.
+bool readInput(const std::map<std::string, std::string>& flags, KeyType key_type, bool argsort,
+               std::vector<uint32_t>* keys, std::vector<uint32_t>* values, size_t* count, std::string* error) {
+  const std::string& keys_path = flags.at("--keys");
+  if (!vren::radix::cli::readWords(keys_path, keys, error)) return false;
+  const bool u64 = key_type == KeyType::kU64;
+  if (u64 && keys->size() % 2 != 0) {
+    *error = "'" + keys_path + "' holds " + std::to_string(keys->size() * 4) +
+             " bytes, not a multiple of 8: with --key-type u64 it must hold little-endian u64 keys.";
+    return false;
+  }
+  *count = u64 ? keys->size() / 2 : keys->size();
+  if (argsort) {
+    values->resize(*count);
+  } else if (flags.count("--values")) {
+    if (!vren::radix::cli::readWords(flags.at("--values"), values, error)) return false;
+    if (values->size() != *count) {
+      *error = "The values file holds " + std::to_string(values->size()) + " words but the keys file holds " +
+               std::to_string(*count) + " keys; they must match.";
+      return false;
+    }
+  }
+  if (*count > UINT32_MAX) {
+    *error = "The keys file holds more than 2^32 - 1 keys.";
+    return false;
+  }
+  return true;
+}
+
+// Reads --segments, if given, and checks its offsets against `count` keys.
+bool readSegments(const std::map<std::string, std::string>& flags, size_t count, std::vector<uint32_t>* offsets,
+                  std::string* error) {
+  auto it = flags.find("--segments");
+  if (it == flags.end()) return true;
+  if (!vren::radix::cli::readWords(it->second, offsets, error)) return false;
+  if (const char* why = vren::radix::validateSegmentOffsets(*offsets, static_cast<uint32_t>(count))) {
+    std::string reason = why;
+    reason[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(reason[0])));
+    *error = "'" + it->second + "' does not hold segment offsets for " + std::to_string(count) + " keys: " + reason;
+    return false;
+  }
+  return true;
+}
+
+// Writes --out-keys, then --out-values if with_values; a failure leaves neither behind.
+int writeOutputs(const std::map<std::string, std::string>& flags, const std::vector<uint32_t>& keys,
+                 const std::vector<uint32_t>& values, bool with_values) {
+  std::string error;
+  const std::string& keys_path = flags.at("--out-keys");
+  if (!vren::radix::cli::writeWordsAtomically(keys_path, keys.data(), keys.size(), &error)) return failure(error);
+  if (with_values &&
+      !vren::radix::cli::writeWordsAtomically(flags.at("--out-values"), values.data(), values.size(), &error)) {
+    std::remove(keys_path.c_str());
+    return failure(error);
+  }
+  return kOk;
+}
+
 int runSort(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   std::string error;
-  if (!parseFlags(argc, argv, {"--keys", "--out-keys", "--values", "--out-values", "--device", "--key-type", "--bits"},
+  if (!parseFlags(argc, argv,
+                  {"--keys", "--out-keys", "--values", "--out-values", "--device", "--key-type", "--bits", "--segments"},
                   &flags, &error, {"--descending", "--argsort", "--quiet"}))
     return usageError(error);
   if (!flags.count("--keys") || !flags.count("--out-keys")) return usageError("sort needs --keys and --out-keys.");
   SortOptions sort_options;
   sort_options.descending = flags.count("--descending") > 0;
-  sort_options.argsort = flags.count("--argsort") > 0;
-  if (sort_options.argsort) {
-    if (flags.count("--values"))
-      return usageError("--argsort writes the permutation to --out-values and reads no --values; drop --values.");
-    if (!flags.count("--out-values")) return usageError("--argsort needs --out-values for the permutation.");
-  } else if (flags.count("--values") != flags.count("--out-values")) {
-    return usageError("--values and --out-values go together.");
-  }
+  if (!valuesOptions(flags, &sort_options.argsort, &error)) return usageError(error);
   if (!keyTypeOption(flags, &sort_options.key_type, &error)) return usageError(error);
   const bool u64 = sort_options.key_type == KeyType::kU64;
   if (!bitsOption(flags, u64 ? 64 : 32, &sort_options, &error)) return usageError(error);
@@ -250,34 +342,55 @@ int runSort(int argc, char** argv) {
   ContextOptions options;
   if (!deviceOption(flags, &options, &error)) return usageError(error);
 
-  std::vector<uint32_t> keys, values;
-  if (!vren::radix::cli::readWords(flags["--keys"], &keys, &error)) return failure(error);
-  if (u64 && keys.size() % 2 != 0)
-    return failure("'" + flags["--keys"] + "' holds " + std::to_string(keys.size() * 4) +
-                   " bytes, not a multiple of 8: with --key-type u64 it must hold little-endian u64 keys.");
-  const size_t count = u64 ? keys.size() / 2 : keys.size();
-  const bool with_values = flags.count("--out-values") > 0;
-  if (sort_options.argsort) {
-    values.resize(count);
-  } else if (with_values) {
-    if (!vren::radix::cli::readWords(flags["--values"], &values, &error)) return failure(error);
-    if (values.size() != count)
-      return failure("The values file holds " + std::to_string(values.size()) + " words but the keys file holds " +
-                     std::to_string(count) + " keys; they must match.");
-  }
-  if (count > UINT32_MAX) return failure("The keys file holds more than 2^32 - 1 keys.");
+  std::vector<uint32_t> keys, values, offsets;
+  size_t count = 0;
+  if (!readInput(flags, sort_options.key_type, sort_options.argsort, &keys, &values, &count, &error) ||
+      !readSegments(flags, count, &offsets, &error))
+    return failure(error);
 
   auto ctx = Context::create(options, &error);
   if (!ctx) return failure(error);
-  if (count > 0 && !ctx->sort(keys, values, sort_options, nullptr, &error)) return failure(error);
+  const bool segmented = flags.count("--segments") > 0;
+  if (count > 0 && !(segmented ? ctx->sortSegmented(keys, values, offsets, sort_options, nullptr, &error)
+                               : ctx->sort(keys, values, sort_options, nullptr, &error)))
+    return failure(error);
+  return writeOutputs(flags, keys, values, flags.count("--out-values") > 0);
+}
 
-  if (!vren::radix::cli::writeWordsAtomically(flags["--out-keys"], keys.data(), keys.size(), &error))
+int runTopK(int argc, char** argv) {
+  std::map<std::string, std::string> flags;
+  std::string error;
+  if (!parseFlags(argc, argv,
+                  {"--keys", "--k", "--out-keys", "--values", "--out-values", "--device", "--key-type", "--segments"},
+                  &flags, &error, {"--largest", "--argsort", "--quiet"}))
+    return usageError(error);
+  if (!flags.count("--keys") || !flags.count("--k") || !flags.count("--out-keys"))
+    return usageError("topk needs --keys, --k and --out-keys.");
+  uint64_t k = 0;
+  if (!parseUint(flags["--k"], UINT32_MAX, &k) || k == 0)
+    return usageError("--k takes a number of results per segment from 1 to 4294967295, not '" + flags["--k"] + "'.");
+  SortOptions sort_options;
+  if (!valuesOptions(flags, &sort_options.argsort, &error)) return usageError(error);
+  if (!keyTypeOption(flags, &sort_options.key_type, &error)) return usageError(error);
+  sort_options.end_bit = sort_options.key_type == KeyType::kU64 ? 64 : 32;
+  ContextOptions options;
+  if (!deviceOption(flags, &options, &error)) return usageError(error);
+
+  std::vector<uint32_t> keys, values, offsets;
+  size_t count = 0;
+  // argsort's values are written by the GPU, not read: topK needs no span for them.
+  if (!readInput(flags, sort_options.key_type, false, &keys, &values, &count, &error) ||
+      !readSegments(flags, count, &offsets, &error))
     return failure(error);
-  if (with_values && !vren::radix::cli::writeWordsAtomically(flags["--out-values"], values.data(), values.size(), &error)) {
-    std::remove(flags["--out-keys"].c_str());
+
+  auto ctx = Context::create(options, &error);
+  if (!ctx) return failure(error);
+  const bool with_values = flags.count("--out-values") > 0;
+  std::vector<uint32_t> out_keys, out_values;
+  if (count > 0 && !ctx->topK(keys, values, offsets, static_cast<uint32_t>(k), flags.count("--largest") > 0,
+                              sort_options, &out_keys, with_values ? &out_values : nullptr, &error))
     return failure(error);
-  }
-  return kOk;
+  return writeOutputs(flags, out_keys, out_values, with_values);
 }
 
 // Sorted, and the same multiset as the input (by a 64-bit sum and a mixed-hash xor).
@@ -462,6 +575,7 @@ struct Command {
 const Command kCommands[] = {
     {"info", kInfoHelp, false, runInfo},
     {"sort", kSortHelp, true, runSort},
+    {"topk", kTopKHelp, true, runTopK},
     {"demo", kDemoHelp, true, runDemo},
     {"materials", kMaterialsHelp, true, vren::radix::cli::runMaterials},
     {"tiles", kTilesHelp, true, vren::radix::cli::runTiles},

@@ -176,6 +176,150 @@ d = sys.argv[1]
 assert open(f"{d}/arge_k.bin", "rb").read() == b"" and open(f"{d}/arge_v.bin", "rb").read() == b"", "empty argsort"
 PY
 
+# Segmented sorts and top-k on the same inputs (3000 keys). big.seg has a segment longer than a
+# one-workgroup sort holds (the multi-pass path) and empty ones; small.seg many short segments.
+python3 - "$dir" <<'PY'
+import random, struct, sys
+d = sys.argv[1]
+random.seed(12)
+big = [0, 0, 5, 5, 6, 2600, 3000]
+small = [0] + sorted(random.randint(0, 3000) for _ in range(60)) + [3000]
+for name, offsets in [("big", big), ("small", small), ("start1", [1, 2000, 3000]), ("decreasing", [0, 2000, 1000, 3000]),
+                      ("short", [0, 1000, 2999]), ("zero", [0])]:
+    open(f"{d}/{name}.seg", "wb").write(struct.pack(f"<{len(offsets)}I", *offsets))
+PY
+cat >>"$dir/reference.py" <<'PY'
+def segmented(d, name, keys, offsets, key, fmt="I", descending=False, k=None, values=None):
+    # Each segment on its own, stably; k: its first k. values: the input values (None: indices).
+    order = []
+    for a, b in zip(offsets, offsets[1:]):
+        order += sorted(range(a, b), key=lambda i: key(keys[i]), reverse=descending)[:k]
+    assert words(f"{d}/{name}_k.bin", fmt) == [keys[i] for i in order], f"{name}: keys"
+    try:
+        got = words(f"{d}/{name}_v.bin")
+    except FileNotFoundError:
+        return
+    assert got == (order if values is None else [values[i] for i in order]), f"{name}: values"
+PY
+s --segments "$dir/big.seg" --keys "$dir/u32.bin" --out-keys "$dir/sk_k.bin"
+s --segments "$dir/small.seg" --keys "$dir/u32.bin" --out-keys "$dir/sks_k.bin" --values "$dir/index.bin" --out-values "$dir/sks_v.bin"
+s --segments "$dir/big.seg" --keys "$dir/u32.bin" --out-keys "$dir/skv_k.bin" --values "$dir/index.bin" --out-values "$dir/skv_v.bin"
+s --segments "$dir/big.seg" --argsort --descending --keys "$dir/u32.bin" --out-keys "$dir/ska_k.bin" --out-values "$dir/ska_v.bin"
+s --segments "$dir/small.seg" --argsort --descending --key-type f32 --keys "$dir/f32.bin" --out-keys "$dir/skf_k.bin" --out-values "$dir/skf_v.bin"
+s --segments "$dir/big.seg" --key-type u64 --bits 32:64 --keys "$dir/u64.bin" --out-keys "$dir/sku_k.bin" --argsort --out-values "$dir/sku_v.bin"
+s --segments "$dir/zero.seg" --keys "$dir/empty.bin" --out-keys "$dir/ske_k.bin"
+t() { "$cli" topk "$@" >/dev/null 2>"$dir/stderr" || { echo "FAIL: topk $*: exit $?"; cat "$dir/stderr"; failures=$((failures + 1)); }; }
+t --k 10 --keys "$dir/u32.bin" --out-keys "$dir/tw_k.bin"
+t --k 5 --segments "$dir/small.seg" --keys "$dir/u32.bin" --out-keys "$dir/ts_k.bin" --values "$dir/f32.bin" --out-values "$dir/ts_v.bin"
+t --k 3000 --largest --argsort --segments "$dir/big.seg" --keys "$dir/u32.bin" --out-keys "$dir/tl_k.bin" --out-values "$dir/tl_v.bin"
+t --k 100000 --largest --argsort --key-type i32 --keys "$dir/i32.bin" --out-keys "$dir/ti_k.bin" --out-values "$dir/ti_v.bin"
+t --k 4 --segments "$dir/big.seg" --key-type u64 --keys "$dir/u64.bin" --out-keys "$dir/tu_k.bin" --values "$dir/index.bin" --out-values "$dir/tu_v.bin"
+t --k 7 --largest --segments "$dir/small.seg" --key-type f32 --keys "$dir/f32.bin" --out-keys "$dir/tf_k.bin"
+t --k 3 --keys "$dir/empty.bin" --out-keys "$dir/te_k.bin" --argsort --out-values "$dir/te_v.bin"
+verify "sort --segments, keys, on both paths" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+keys = words(f"{d}/u32.bin")
+segmented(d, "sk", keys, words(f"{d}/big.seg"), lambda k: k)
+segmented(d, "sks", keys, words(f"{d}/small.seg"), lambda k: k)
+PY
+verify "sort --segments --values" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+segmented(d, "skv", words(f"{d}/u32.bin"), words(f"{d}/big.seg"), lambda k: k)
+PY
+verify "sort --segments --argsort --descending: indices into the whole file" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+segmented(d, "ska", words(f"{d}/u32.bin"), words(f"{d}/big.seg"), lambda k: k, descending=True)
+segmented(d, "skf", words(f"{d}/f32.bin"), words(f"{d}/small.seg"), total_order, descending=True)
+PY
+verify "sort --segments --key-type u64 --bits 32:64 --argsort" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+segmented(d, "sku", words(f"{d}/u64.bin", "Q"), words(f"{d}/big.seg"), lambda k: k >> 32, "Q")
+assert open(f"{d}/ske_k.bin", "rb").read() == b"", "empty segmented sort"
+PY
+verify "topk of the whole file" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+keys = words(f"{d}/u32.bin")
+segmented(d, "tw", keys, [0, len(keys)], lambda k: k, k=10)
+PY
+verify "topk --segments --values" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+segmented(d, "ts", words(f"{d}/u32.bin"), words(f"{d}/small.seg"), lambda k: k, k=5, values=words(f"{d}/f32.bin"))
+PY
+verify "topk --largest --argsort, k larger than most segments" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+segmented(d, "tl", words(f"{d}/u32.bin"), words(f"{d}/big.seg"), lambda k: k, descending=True, k=3000)
+keys = words(f"{d}/i32.bin", "i")
+segmented(d, "ti", keys, [0, len(keys)], lambda k: k, "i", descending=True, k=100000)
+PY
+verify "topk of u64 and f32 keys by segment" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from reference import *
+d = sys.argv[1]
+segmented(d, "tu", words(f"{d}/u64.bin", "Q"), words(f"{d}/big.seg"), lambda k: k, "Q", k=4)
+segmented(d, "tf", words(f"{d}/f32.bin"), words(f"{d}/small.seg"), total_order, descending=True, k=7)
+assert open(f"{d}/te_k.bin", "rb").read() == b"" and open(f"{d}/te_v.bin", "rb").read() == b"", "empty topk"
+PY
+
+# refuse CODE DESCRIPTION OUTPUT... -- ARGS...: as expect, and stderr's first line is one sentence
+# (a usage error adds the line that points to --help), and no OUTPUT (removed first) is left behind.
+refuse() {
+  code=$1; what=$2; shift 2
+  outputs=
+  while [ "$1" != "--" ]; do outputs="$outputs $1"; shift; done
+  rm -f $outputs
+  expect "$code" "$what" "$@"
+  first=$(head -n 1 "$dir/stderr")
+  case "$first" in
+    *.) ;;
+    *) echo "FAIL: $what: '$first' is not a sentence"; failures=$((failures + 1)) ;;
+  esac
+  if printf '%s' "$first" | grep -q '\. '; then echo "FAIL: $what: '$first' is more than one sentence"; failures=$((failures + 1)); fi
+  if [ "$code" -eq 1 ] && [ "$(wc -l <"$dir/stderr")" -ne 1 ]; then
+    echo "FAIL: $what: more than one line on stderr"; cat "$dir/stderr"; failures=$((failures + 1))
+  fi
+  for output in $outputs; do no_file "$output" "$what"; done
+}
+for command in sort topk; do
+  k=; [ "$command" = topk ] && k="--k 3"
+  for bad in start1 decreasing short; do
+    refuse 1 "$command --segments $bad" "$dir/r_k.bin" "$dir/r_v.bin" -- $command $k --segments "$dir/$bad.seg" \
+      --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin" --values "$dir/index.bin" --out-values "$dir/r_v.bin"
+  done
+  refuse 1 "$command --segments with a size not a multiple of 4" "$dir/r_k.bin" -- $command $k --segments "$dir/odd.bin" \
+    --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+  refuse 1 "$command --segments with an empty file" "$dir/r_k.bin" -- $command $k --segments "$dir/empty.bin" \
+    --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+  refuse 1 "$command --segments with a missing file" "$dir/r_k.bin" "$dir/r_v.bin" -- $command $k --segments "$dir/nope.seg" \
+    --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin" --argsort --out-values "$dir/r_v.bin"
+  refuse 1 "$command --segments with a directory" "$dir/r_k.bin" -- $command $k --segments "$dir" \
+    --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+  refuse 1 "$command with a missing keys file" "$dir/r_k.bin" -- $command $k --segments "$dir/big.seg" \
+    --keys "$dir/nope.bin" --out-keys "$dir/r_k.bin"
+  refuse 1 "$command with a values file of the wrong length" "$dir/r_k.bin" "$dir/r_v.bin" -- $command $k \
+    --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin" --values "$dir/short.bin" --out-values "$dir/r_v.bin"
+done
+refuse 2 "topk --k 0" "$dir/r_k.bin" -- topk --k 0 --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+refuse 2 "topk --k 0 with segments" "$dir/r_k.bin" -- topk --k 0 --segments "$dir/big.seg" --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+refuse 2 "topk --k past 2^32 - 1" "$dir/r_k.bin" -- topk --k 4294967296 --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+refuse 2 "topk --k not a number" "$dir/r_k.bin" -- topk --k -3 --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+refuse 2 "topk without --k" "$dir/r_k.bin" -- topk --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+refuse 2 "topk --argsort with --values" "$dir/r_k.bin" "$dir/r_v.bin" -- topk --k 3 --argsort --keys "$dir/u32.bin" \
+  --out-keys "$dir/r_k.bin" --values "$dir/index.bin" --out-values "$dir/r_v.bin"
+refuse 2 "topk --values without --out-values" "$dir/r_k.bin" -- topk --k 3 --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin" \
+  --values "$dir/index.bin"
+refuse 2 "topk --descending" "$dir/r_k.bin" -- topk --k 3 --descending --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+refuse 2 "topk --largest given a value" "$dir/r_k.bin" -- topk --k 3 --largest yes --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin"
+refuse 1 "topk u64 file size not a multiple of 8" "$dir/r_k.bin" -- topk --k 3 --key-type u64 --keys "$dir/twelve.bin" \
+  --out-keys "$dir/r_k.bin"
+refuse 1 "topk unwritable values output" "$dir/r_k.bin" -- topk --k 3 --keys "$dir/u32.bin" --out-keys "$dir/r_k.bin" \
+  --argsort --out-values "$dir/no/such/v.bin"
+
 # Bad values for the new options: usage errors (2) before any file is read, except the file size.
 expect 2 "unknown key type" -- sort --key-type u16 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
 expect 2 "--bits with LO > HI" -- sort --bits 8:4 --keys "$dir/u32.bin" --out-keys "$dir/b1.bin"
@@ -198,7 +342,7 @@ for tuning in 256x4x9 256x4x 256 0x4 256x4x8x1; do
 done
 
 # Help, version, JSON and quiet output.
-for command in info sort demo materials tiles; do
+for command in info sort topk demo materials tiles; do
   expect 0 "$command --help" -- "$command" --help
   grep -q "usage: vren-radix $command" "$dir/stdout" || { echo "FAIL: $command --help printed no usage"; failures=$((failures + 1)); }
 done

@@ -155,8 +155,10 @@ struct Context::Impl {
   VkPhysicalDeviceMemoryProperties memory{};
   Sorter* sorter = nullptr;
   // Device buffers, grown on demand: keys, keys_temp, values, values_temp, internal,
-  // pristine keys and values (timeSorts), and a host-visible staging buffer.
+  // pristine keys and values (timeSorts), and a host-visible staging buffer; the segment
+  // offsets and top-k's results (segmented sorts and top-k only).
   Buffer keys, keys_temp, values, values_temp, internal, pristine_keys, pristine_values, staging, gpu_count;
+  Buffer offsets, out_keys, out_values;
   uint32_t capacity = 0;            // elements
   uint32_t capacity_key_words = 0;  // 32-bit words of keys
   bool capacity_values = false;
@@ -184,7 +186,7 @@ struct Context::Impl {
 
   void freeBuffers() {
     for (Buffer* b : {&keys, &keys_temp, &values, &values_temp, &internal, &pristine_keys, &pristine_values, &staging,
-                      &gpu_count})
+                      &gpu_count, &offsets, &out_keys, &out_values})
       freeBuffer(*b);
     capacity = 0;
     capacity_key_words = 0;
@@ -417,22 +419,29 @@ struct Context::Impl {
     return true;
   }
 
-  bool ensureCapacity(uint32_t count, uint32_t words_per_key, bool with_values, std::string* error) {
+  // internal_bytes: the least internal buffer this call needs, if more than a sort of `count`
+  // keys of key_type (segmented sorts and top-k need more).
+  bool ensureCapacity(uint32_t count, uint32_t words_per_key, bool with_values, KeyType key_type,
+                      VkDeviceSize internal_bytes, std::string* error) {
     const uint64_t key_words = uint64_t{count} * words_per_key;
-    if (keys.buffer && count <= capacity && key_words <= capacity_key_words && (!with_values || capacity_values))
+    internal_bytes = std::max(internal_bytes, getMemoryRequirements(sorter, count, with_values, key_type).internal_size);
+    if (keys.buffer && count <= capacity && key_words <= capacity_key_words && (!with_values || capacity_values) &&
+        internal_bytes <= internal.size)
       return true;
     vk.vkDeviceWaitIdle(device);
     const uint32_t want = std::max(count, capacity);
     const uint32_t want_key_words = static_cast<uint32_t>(std::max<uint64_t>(key_words, capacity_key_words));
     const bool want_values = with_values || capacity_values;
+    const VkDeviceSize want_internal = std::max(internal_bytes, internal.size);
     freeBuffers();
-    const MemoryRequirements req = getMemoryRequirements(sorter, want, want_values);
+    const MemoryRequirements req = getMemoryRequirements(sorter, want, want_values, key_type);
     const VkBufferUsageFlags extra = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     const VkDeviceSize key_bytes = VkDeviceSize{std::max(1u, want_key_words)} * 4;
     const VkDeviceSize value_bytes = VkDeviceSize{std::max(1u, want)} * 4;
     bool ok = allocate(keys, key_bytes, req.usage | extra, false, error) &&
               allocate(keys_temp, key_bytes, req.usage | extra, false, error) &&
-              allocate(internal, req.internal_size, req.internal_usage | extra, false, error) &&
+              allocate(internal, std::max(req.internal_size, want_internal), req.internal_usage | extra, false,
+                       error) &&
               allocate(pristine_keys, key_bytes, req.usage | extra, false, error) &&
               allocate(gpu_count, 16, req.usage | extra, false, error) &&
               allocate(staging, key_bytes + value_bytes + 8 * kCanaryBytes, extra, true, error);
@@ -452,6 +461,17 @@ struct Context::Impl {
     capacity_key_words = want_key_words;
     capacity_values = want_values;
     return true;
+  }
+
+  // Grows one buffer of its own (staging, offsets, top-k's results) to at least `bytes`.
+  bool ensureBuffer(Buffer& b, VkDeviceSize bytes, bool host, std::string* error) {
+    if (b.buffer && bytes <= b.size) return true;
+    freeBuffer(b);
+    const VkBufferUsageFlags usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                     (host ? 0 : getMemoryRequirements(sorter, 1, false).usage);
+    if (allocate(b, std::max<VkDeviceSize>(bytes, 4), usage, host, error)) return true;
+    freeBuffer(b);
+    return false;
   }
 
   void copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
@@ -488,7 +508,10 @@ struct Context::Impl {
   struct Shape {
     uint32_t count;
     VkDeviceSize key_bytes;
-    VkDeviceSize value_bytes;  // 0 without values
+    VkDeviceSize value_bytes;          // 0 without values
+    VkDeviceSize offset_bytes = 0;     // segment offsets: 0 without
+    VkDeviceSize out_key_bytes = 0;    // top-k's results: 0 for sorts
+    VkDeviceSize out_value_bytes = 0;
   };
 
   SortInfo sortInfo(const Shape& shape, const SortOptions& o) const {
@@ -517,14 +540,20 @@ struct Context::Impl {
       out.push_back({&values, shape.value_bytes});
       out.push_back({&values_temp, shape.value_bytes});
     }
+    if (shape.offset_bytes) out.push_back({&offsets, shape.offset_bytes});
+    if (shape.out_key_bytes) out.push_back({&out_keys, shape.out_key_bytes});
+    if (shape.out_value_bytes) out.push_back({&out_values, shape.out_value_bytes});
     return out;
   }
 
-  // Fills temps and internal with poison and every canary region with the canary pattern.
+  // Fills temps, internal and top-k's results with poison and every canary region with the
+  // canary pattern.
   void recordPoison(const Shape& shape) {
     vk.vkCmdFillBuffer(cmd, keys_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
     vk.vkCmdFillBuffer(cmd, internal.buffer, 0, VK_WHOLE_SIZE, kPoison);
     if (shape.value_bytes) vk.vkCmdFillBuffer(cmd, values_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
+    if (shape.out_key_bytes) vk.vkCmdFillBuffer(cmd, out_keys.buffer, 0, VK_WHOLE_SIZE, kPoison);
+    if (shape.out_value_bytes) vk.vkCmdFillBuffer(cmd, out_values.buffer, 0, VK_WHOLE_SIZE, kPoison);
     barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_WRITE_BIT);  // the canaries overwrite the poison's tail
     for (auto [b, used] : scratch(shape)) vk.vkCmdFillBuffer(cmd, b->buffer, used, kCanaryBytes, kCanary);
@@ -544,6 +573,32 @@ struct Context::Impl {
     const size_t n = scratch(shape).size() * kCanaryBytes / 4;
     return std::all_of(words, words + n, [](uint32_t w) { return w == kCanary; });
   }
+
+  // The checks every sort makes of its input before touching the GPU: whole keys, one value per
+  // key if any, a span for argsort's permutation (argsort_span), the device's limit. *count
+  // receives the number of keys.
+  bool checkInput(size_t key_words, size_t value_count, const SortOptions& o, bool argsort_span, uint32_t* count,
+                  std::string* error) const;
+
+  // What a segmented sort or top-k leaves in staging: the results, then the canaries.
+  struct SegmentedResult {
+    const uint32_t* keys = nullptr;    // the sorted keys, or top-k's segments * k slots
+    const uint32_t* values = nullptr;  // the same for values, with values or argsort
+    uint32_t count = 0;                // elements
+    uint32_t segments = 0;             // 1 for top-k of the whole input
+    uint32_t k = 0;                    // top-k: the slots per segment the GPU was given
+    SortResult sort{};                 // segmented sorts: where the result was on the GPU
+    double gpu_ms = -1;
+    bool canaries_intact = true;
+  };
+
+  // A segmented sort, or with top_k top-k (offsets empty: of the whole input), in one
+  // submission: uploads keys, values (unless argsort) and offsets, poisons the scratch, records,
+  // and reads the results and canaries back into staging. with_values: a values buffer is used
+  // (value_span may then be empty, for argsort).
+  bool runSegmented(std::span<const uint32_t> key_words, std::span<const uint32_t> value_span, bool with_values,
+                    std::span<const uint32_t> offset_span, const SortOptions& o, bool top_k, uint32_t k, bool largest,
+                    SegmentedResult* result, std::string* error);
 
   // Uploads, sorts `repetitions` times (restoring the input on the GPU before each, outside the
   // timed region), reads back. Per repetition, times[r] holds the whole sort's time and, with
@@ -609,23 +664,21 @@ const DeviceInfo& Context::device() const { return impl_->info; }
 const Sorter* Context::sorter() const { return impl_->sorter; }
 uint32_t Context::maxCount() const { return getSorterProperties(impl_->sorter).max_count; }
 
-bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
-                        int repetitions, bool every_dispatch, bool poison, SortStats* stats,
-                        std::vector<std::vector<double>>* times, std::string* error, uint32_t warmup) {
+bool Context::Impl::checkInput(size_t key_words, size_t value_count, const SortOptions& o, bool argsort_span,
+                               uint32_t* count, std::string* error) const {
   const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
-  if (key_words.size() % words_per_key) {
+  if (key_words % words_per_key) {
     if (error) *error = "64-bit keys need an even number of 32-bit words.";
     return false;
   }
-  const uint64_t n = key_words.size() / words_per_key;
-  const bool with_values = !value_span.empty();
-  if (with_values && value_span.size() != n) {
+  const uint64_t n = key_words / words_per_key;
+  if (value_count && value_count != n) {
     if (error)
-      *error = "There are " + std::to_string(value_span.size()) + " values for " + std::to_string(n) +
+      *error = "There are " + std::to_string(value_count) + " values for " + std::to_string(n) +
                " keys; give one value per key.";
     return false;
   }
-  if (o.argsort && !with_values) {
+  if (o.argsort && argsort_span && !value_count) {
     if (error) *error = "argsort needs a values span to receive the permutation.";
     return false;
   }
@@ -636,13 +689,24 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
                " keys per sort.";
     return false;
   }
+  *count = static_cast<uint32_t>(n);
+  return true;
+}
+
+bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
+                        int repetitions, bool every_dispatch, bool poison, SortStats* stats,
+                        std::vector<std::vector<double>>* times, std::string* error, uint32_t warmup) {
+  const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
+  uint32_t n = 0;
+  if (!checkInput(key_words.size(), value_span.size(), o, true, &n, error)) return false;
+  const bool with_values = !value_span.empty();
   if (times && !timestamps) {
     if (error) *error = "Device '" + info.name + "' has no timestamp queries on its compute queue.";
     return false;
   }
   const Shape shape{static_cast<uint32_t>(n), VkDeviceSize{n} * 4 * words_per_key, with_values ? VkDeviceSize{n} * 4 : 0};
   const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
-  if (!ensureCapacity(shape.count, words_per_key, with_values, error)) return false;
+  if (!ensureCapacity(shape.count, words_per_key, with_values, o.key_type, 0, error)) return false;
   SortInfo si = sortInfo(shape, o);
   if (const char* why = validateSortInfo(sorter, si)) {
     if (error) *error = why;
@@ -720,6 +784,200 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
 bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
                    std::string* error) {
   return impl_->run(keys, values, options, 1, false, true, stats, nullptr, error);
+}
+
+bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<const uint32_t> value_span,
+                                 bool with_values, std::span<const uint32_t> offset_span, const SortOptions& o,
+                                 bool top_k, uint32_t k, bool largest, SegmentedResult* result, std::string* error) {
+  uint32_t n = 0;
+  if (!checkInput(key_words.size(), value_span.size(), o, !top_k, &n, error)) return false;
+  if (o.gpu_count) {
+    if (error) *error = "Segmented sorts and top-k take their element count from the last offset; leave gpu_count off.";
+    return false;
+  }
+  // cmdSortSegmented records nothing for an empty bit range, so argsort would leave no indices.
+  if (o.argsort && o.begin_bit == o.end_bit) {
+    if (error) *error = "argsort needs a non-empty bit range (begin_bit < end_bit).";
+    return false;
+  }
+  const bool whole = top_k && offset_span.empty();
+  if (!whole) {
+    if (const char* why = validateSegmentOffsets(offset_span, n)) {
+      if (error) *error = why;
+      return false;
+    }
+  }
+  // Past 2^32 - 1 segments the count saturates and validation refuses it.
+  const uint32_t segments =
+      whole ? 1 : static_cast<uint32_t>(std::min<size_t>(offset_span.size() - 1, UINT32_MAX));
+  uint32_t longest = whole ? n : 0;
+  for (size_t s = 1; !whole && s < offset_span.size(); ++s)
+    longest = std::max(longest, offset_span[s] - offset_span[s - 1]);
+  // No segment fills more than `longest` slots: a larger k only costs memory.
+  const uint32_t slots_per_segment = top_k && k ? std::max(1u, std::min(k, longest)) : k;
+  const uint64_t slots = uint64_t{segments} * slots_per_segment;
+  if (slots >= (1u << 30)) {
+    if (error)
+      *error = "Top-k of " + std::to_string(segments) + " segments keeps up to " + std::to_string(slots_per_segment) +
+               " results each, 2^30 or more in all; ask for a smaller k or fewer segments.";
+    return false;
+  }
+
+  const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
+  Shape shape{n, VkDeviceSize{n} * 4 * words_per_key, with_values ? VkDeviceSize{n} * 4 : 0};
+  shape.offset_bytes = whole ? 0 : (VkDeviceSize{segments} + 1) * 4;
+  shape.out_key_bytes = top_k ? slots * 4 * words_per_key : 0;
+  shape.out_value_bytes = top_k && with_values ? slots * 4 : 0;
+  const VkDeviceSize internal_bytes =
+      top_k ? getTopKMemoryRequirements(sorter, n, segments, slots_per_segment, with_values, o.key_type).internal_size
+            : getSegmentedMemoryRequirements(sorter, n, segments, with_values, o.key_type).internal_size;
+  const VkDeviceSize upload_bytes = shape.key_bytes + (o.argsort ? 0 : shape.value_bytes) + shape.offset_bytes;
+  const VkDeviceSize result_bytes = top_k ? shape.out_key_bytes + shape.out_value_bytes : shape.key_bytes + shape.value_bytes;
+  if (!ensureCapacity(n, words_per_key, with_values, o.key_type, internal_bytes, error) ||
+      !ensureBuffer(staging, std::max(upload_bytes, result_bytes + scratch(shape).size() * kCanaryBytes), true,
+                    error) ||
+      (shape.offset_bytes && !ensureBuffer(offsets, shape.offset_bytes, false, error)) ||
+      (shape.out_key_bytes && !ensureBuffer(out_keys, shape.out_key_bytes, false, error)) ||
+      (shape.out_value_bytes && !ensureBuffer(out_values, shape.out_value_bytes, false, error)))
+    return false;
+
+  SegmentedSortInfo segmented;
+  segmented.sort = sortInfo(shape, o);
+  if (!whole) {
+    segmented.offsets = {offsets.buffer, 0, shape.offset_bytes};
+    segmented.segment_count = segments;
+    segmented.max_segment_length = longest;
+  }
+  TopKInfo top_k_info;
+  if (top_k) {
+    top_k_info.input = segmented;
+    top_k_info.input.sort.keys_temp = {};
+    top_k_info.input.sort.values_temp = {};
+    top_k_info.k = slots_per_segment;
+    top_k_info.largest = largest;
+    top_k_info.out_keys = {out_keys.buffer, 0, shape.out_key_bytes};
+    if (with_values) top_k_info.out_values = {out_values.buffer, 0, shape.out_value_bytes};
+  }
+  if (const char* why = top_k ? validateTopKInfo(sorter, top_k_info) : validateSegmentedSortInfo(sorter, segmented)) {
+    if (error) *error = why;
+    return false;
+  }
+  if (timestamps && !ensureQueries(2, error)) return false;
+
+  // An empty span's data() may be null: copy only what there is.
+  char* const staged = static_cast<char*>(staging.mapped);
+  VkDeviceSize at = 0;
+  auto stage = [&](const void* data, VkDeviceSize bytes) {
+    if (bytes) std::memcpy(staged + at, data, bytes);
+    at += bytes;
+    return at - bytes;
+  };
+  const VkDeviceSize keys_at = stage(key_words.data(), shape.key_bytes);
+  const VkDeviceSize values_at = stage(value_span.data(), o.argsort ? 0 : shape.value_bytes);
+  const VkDeviceSize offsets_at = stage(offset_span.data(), shape.offset_bytes);
+  if (!begin(error)) return false;
+  if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, 2);
+  recordPoison(shape);
+  copy(staging.buffer, keys_at, keys.buffer, 0, shape.key_bytes);
+  if (!o.argsort) copy(staging.buffer, values_at, values.buffer, 0, shape.value_bytes);
+  copy(staging.buffer, offsets_at, offsets.buffer, 0, shape.offset_bytes);
+  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
+  SortResult sorted{};
+  if (top_k)
+    cmdTopK(sorter, cmd, top_k_info);
+  else
+    sorted = cmdSortSegmented(sorter, cmd, segmented);
+  if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
+  barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_TRANSFER_READ_BIT);
+  const VkBuffer result_keys = top_k ? out_keys.buffer : sorted.keys.buffer;
+  const VkBuffer result_values = top_k ? out_values.buffer : sorted.values.buffer;
+  const VkDeviceSize result_key_bytes = top_k ? shape.out_key_bytes : shape.key_bytes;
+  const VkDeviceSize result_value_bytes = top_k ? shape.out_value_bytes : shape.value_bytes;
+  copy(result_keys, 0, staging.buffer, 0, result_key_bytes);
+  copy(result_values, 0, staging.buffer, result_key_bytes, result_value_bytes);
+  recordCanaryReadback(shape, result_bytes);
+  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_HOST_READ_BIT);
+  if (!submitAndWait(error)) return false;
+
+  uint64_t ticks[2] = {};
+  if (timestamps && !check(vk.vkGetQueryPoolResults(device, queries, 0, 2, sizeof(ticks), ticks, 8,
+                                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                           "Reading timestamps", error))
+    return false;
+  result->keys = reinterpret_cast<const uint32_t*>(staged);
+  result->values = reinterpret_cast<const uint32_t*>(staged + result_key_bytes);
+  result->count = n;
+  result->segments = segments;
+  result->k = slots_per_segment;
+  result->sort = sorted;
+  result->gpu_ms = timestamps ? ticksToMs(ticks[0], ticks[1]) : -1;
+  result->canaries_intact = canariesIntact(shape, result_bytes);
+  return true;
+}
+
+bool Context::sortSegmented(std::span<uint32_t> keys, std::span<uint32_t> values, std::span<const uint32_t> offsets,
+                            const SortOptions& options, SortStats* stats, std::string* error) {
+  Impl::SegmentedResult r;
+  if (!impl_->runSegmented(keys, values, !values.empty(), offsets, options, false, 0, false, &r, error)) return false;
+  if (!keys.empty()) std::memcpy(keys.data(), r.keys, keys.size_bytes());
+  if (!values.empty()) std::memcpy(values.data(), r.values, values.size_bytes());
+  if (stats) {
+    stats->passes = r.sort.passes;
+    stats->result_in_temp = r.sort.in_temp;
+    stats->canaries_intact = r.canaries_intact;
+    stats->gpu_ms = r.gpu_ms;
+  }
+  return true;
+}
+
+bool Context::topK(std::span<const uint32_t> keys, std::span<const uint32_t> values, std::span<const uint32_t> offsets,
+                   uint32_t k, bool largest, const SortOptions& options, std::vector<uint32_t>* out_keys,
+                   std::vector<uint32_t>* out_values, std::string* error) {
+  if (options.descending) {
+    if (error) *error = "topK takes its order from `largest`; leave SortOptions::descending false.";
+    return false;
+  }
+  SortOptions o = options;
+  o.argsort = o.argsort && out_values;
+  const bool with_values = out_values && (o.argsort || !values.empty());
+  // argsort reads no values, and values nobody receives need not move.
+  const std::span<const uint32_t> value_span = with_values && !o.argsort ? values : std::span<const uint32_t>{};
+  Impl::SegmentedResult r;
+  out_keys->clear();
+  if (out_values) out_values->clear();
+  if (!impl_->runSegmented(keys, value_span, with_values, offsets, o, true, k, largest, &r, error)) return false;
+
+  // Segment s's results are at s * r.k; the slots past a short segment's must still be poison.
+  const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
+  bool untouched = true;
+  auto isPoison = [](const uint32_t* begin, const uint32_t* end) {
+    return std::all_of(begin, end, [](uint32_t w) { return w == kPoison; });
+  };
+  for (uint32_t s = 0; s < r.segments; ++s) {
+    const uint32_t length = offsets.empty() ? r.count : offsets[s + 1] - offsets[s];
+    const uint32_t kept = std::min(r.k, length);
+    const uint32_t* segment_keys = r.keys + size_t{s} * r.k * words_per_key;
+    out_keys->insert(out_keys->end(), segment_keys, segment_keys + size_t{kept} * words_per_key);
+    untouched = untouched && isPoison(segment_keys + size_t{kept} * words_per_key, segment_keys + size_t{r.k} * words_per_key);
+    if (!with_values) continue;
+    const uint32_t* segment_values = r.values + size_t{s} * r.k;
+    out_values->insert(out_values->end(), segment_values, segment_values + kept);
+    untouched = untouched && isPoison(segment_values + kept, segment_values + r.k);
+  }
+  if (!r.canaries_intact || !untouched) {
+    out_keys->clear();
+    if (out_values) out_values->clear();
+    if (error)
+      *error = std::string("Top-k wrote ") + (r.canaries_intact ? "into result slots past a short segment" : "past its buffers") +
+               " on the GPU; this is a vren_radix bug, please report it with the input.";
+    return false;
+  }
+  return true;
 }
 
 bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,

@@ -92,6 +92,25 @@ class Context {
   bool sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
             std::string* error);
 
+  // Sorts each segment of keys in place on the GPU (cmdSortSegmented): segment s is elements
+  // [offsets[s], offsets[s + 1]), and offsets must satisfy validateSegmentOffsets for the number
+  // of keys (a refusal gives its sentence). Keys, values and options as for sort(); with argsort,
+  // values receive each key's index in the whole input, not in its segment. gpu_count is refused:
+  // the last offset is the count. Scratch is poisoned and guarded as for sort().
+  bool sortSegmented(std::span<uint32_t> keys, std::span<uint32_t> values, std::span<const uint32_t> offsets,
+                     const SortOptions& options, SortStats* stats, std::string* error);
+
+  // The k smallest keys of each segment (largest: the k largest, largest first), as the stable
+  // sort orders them (cmdTopK). Offsets as for sortSegmented; empty: the whole input is one
+  // segment. out_keys receives each segment's min(k, length) keys, the segments one after
+  // another (two words per kU64 key); out_values, if given, the values moved with them (or with
+  // argsort each key's input index; values may then be empty). options.descending must be
+  // false. Fails with a sentence if the GPU wrote past its buffers or into a short segment's
+  // unused result slots.
+  bool topK(std::span<const uint32_t> keys, std::span<const uint32_t> values, std::span<const uint32_t> offsets,
+            uint32_t k, bool largest, const SortOptions& options, std::vector<uint32_t>* out_keys,
+            std::vector<uint32_t>* out_values, std::string* error);
+
   // Uploads once, then sorts the same input `repetitions` times, restoring it on the GPU before
   // each sort outside the timed region. gpu_ms receives one time per sort; the input spans
   // receive the last sort's output. Untimed sorts first keep the GPU busy for about half a
