@@ -45,6 +45,8 @@
 #define VREN_RADIX_FLAG_DESCENDING 128u   // histogram: every pass's bins reversed
 #define VREN_RADIX_FLAG_LOOKBACK 256u     // setup: zero every pass's digit totals
 #define VREN_RADIX_FLAG_SEGMENTED 512u    // one-dispatch sort: one workgroup per segment (radix_segments.glsl)
+#define VREN_RADIX_FLAG_THREAD_SEGMENTS 1024u  // short-segment sort: one thread per segment
+#define VREN_RADIX_THREAD_SEGMENT_MAX 16  // the longest segment a thread sorts alone
 
 // Segmented sorts (radix_segments.glsl): words of the segment scratch block, which starts the
 // internal buffer of cmdSortSegmented and cmdTopK.
@@ -56,19 +58,23 @@
 // (prefix, keys below it), the candidate count, the candidates' keys and input indices, and each
 // workgroup's histogram of the last level.
 #define VREN_RADIX_TOPK_MAX_K 4096
-#define VREN_RADIX_TOPK_MAX_GROUPS 1024
-#define VREN_RADIX_TOPK_LEVELS 4         // 8-bit digits of a 32-bit key
+#define VREN_RADIX_TOPK_MAX_GROUPS 512
+#define VREN_RADIX_TOPK_DIGIT_BITS 11
+#define VREN_RADIX_TOPK_BINS 2048       // 2^VREN_RADIX_TOPK_DIGIT_BITS
+#define VREN_RADIX_TOPK_LEVELS 3        // 11-bit digits of a 32-bit key
 #define VREN_RADIX_TOPK_PHASE_ZERO 0     // 1 workgroup: zero the histograms and the candidate count
 #define VREN_RADIX_TOPK_PHASE_LEVEL 1    // + level: count the next digit of the keys still in play
-#define VREN_RADIX_TOPK_PHASE_COLLECT 5  // the k-th key found: gather the k candidates
-#define VREN_RADIX_TOPK_PHASE_RANK 6     // rank the candidates among themselves, write them out
+#define VREN_RADIX_TOPK_PHASE_COLLECT 4  // the k-th key found: gather the k candidates
+#define VREN_RADIX_TOPK_PHASE_RANK 5     // rank the candidates among themselves, write them out
+#define VREN_RADIX_TOPK_PHASE_SEGMENTS 6  // per segment: one workgroup does every phase (k <= SEGMENT_MAX_K)
+#define VREN_RADIX_TOPK_SEGMENT_MAX_K 1024
 #define VREN_RADIX_TOPK_HISTOGRAMS 0
-#define VREN_RADIX_TOPK_STATE (VREN_RADIX_TOPK_HISTOGRAMS + VREN_RADIX_TOPK_LEVELS * VREN_RADIX_MAX_BINS)
+#define VREN_RADIX_TOPK_STATE (VREN_RADIX_TOPK_HISTOGRAMS + VREN_RADIX_TOPK_LEVELS * VREN_RADIX_TOPK_BINS)
 #define VREN_RADIX_TOPK_CANDIDATES (VREN_RADIX_TOPK_STATE + 2 * VREN_RADIX_TOPK_LEVELS)
-#define VREN_RADIX_TOPK_CANDIDATE_KEYS (VREN_RADIX_TOPK_CANDIDATES + 8)
+#define VREN_RADIX_TOPK_CANDIDATE_KEYS (VREN_RADIX_TOPK_CANDIDATES + 2)
 #define VREN_RADIX_TOPK_CANDIDATE_INDICES (VREN_RADIX_TOPK_CANDIDATE_KEYS + VREN_RADIX_TOPK_MAX_K)
 #define VREN_RADIX_TOPK_GROUP_HISTOGRAMS (VREN_RADIX_TOPK_CANDIDATE_INDICES + VREN_RADIX_TOPK_MAX_K)
-#define VREN_RADIX_TOPK_WORDS (VREN_RADIX_TOPK_GROUP_HISTOGRAMS + VREN_RADIX_TOPK_MAX_GROUPS * VREN_RADIX_MAX_BINS)
+#define VREN_RADIX_TOPK_WORDS (VREN_RADIX_TOPK_GROUP_HISTOGRAMS + VREN_RADIX_TOPK_MAX_GROUPS * VREN_RADIX_TOPK_BINS)
 
 #ifdef __cplusplus
 #include <cstddef>

@@ -1,23 +1,31 @@
 #version 460
 // Top-k of a whole buffer of 32-bit keys (k < count, k <= VREN_RADIX_TOPK_MAX_K) by radix select:
 // find the k-th key of the stable order digit by digit, gather the k elements before it, rank
-// them among themselves. Reads the keys 5 times (4 levels and the gather) and moves k elements,
-// instead of sorting them all.
+// them among themselves. Reads the keys 4 times (3 levels of 11-bit digits and the gather) and
+// moves k elements, instead of sorting them all: 6 dispatches.
 //
 // Phases (pc.pass), each a dispatch behind a barrier:
 // - zero:    the histograms and the candidate count.
 // - level l: (l > 0) the threshold of level l - 1 from its histogram: the bin where the k-th key
 //            lies, given the keys already below the prefix; every workgroup finds the same one,
 //            and workgroup 0 stores the new prefix and count below for the next phase. Then the
-//            8-bit digit l of the keys whose higher digits equal the prefix, counted in shared
+//            11-bit digit l of the keys whose higher digits equal the prefix, counted in shared
 //            memory and added to the level's histogram; the last level also stores each
 //            workgroup's counts.
 // - collect: the last threshold gives the k-th key K exactly. Every key below K is a candidate,
 //            and so are the first k - below keys equal to K in input order: each workgroup's
 //            equal keys start after the earlier workgroups' (from their last-level counts), and
-//            within a workgroup a scan per round orders them. Exactly k candidates, in any order.
+//            within a workgroup one scan per round of keys (8 consecutive ones per thread) ranks
+//            both kinds. Each round that takes any takes its slots with one atomic. Exactly k
+//            candidates, in any order.
 // - rank:    each candidate's place is the number of candidates before it in (key, index)
-//            order, which is the stable order; it is written there with its value.
+//            order, which is the stable order; RANK_SPLIT threads share each candidate's
+//            comparisons (one thread per candidate waited on its loads, 2048 in a row). It is
+//            written there with its value.
+// - segments: top-k of each segment (k <= VREN_RADIX_TOPK_SEGMENT_MAX_K), one workgroup per
+//            segment doing all of the above alone: levels counted in shared memory, candidates
+//            gathered in input order into shared memory, ranked there. One dispatch; each
+//            segment's keys read 4 times by its workgroup, mostly from cache.
 // The level and collect phases run the same grid (at most VREN_RADIX_TOPK_MAX_GROUPS
 // workgroups), each workgroup over the same contiguous run of keys.
 //
@@ -27,13 +35,13 @@
 // the words of radix_shared.h's VREN_RADIX_TOPK_* layout.
 //
 // Shared memory (bytes), W = WORKGROUP_SIZE, S = MAX_SUBGROUPS:
-//   s_bins        4 * 256    the workgroup's digit counts
-//   s_fields      4 W        a chunk of candidates' fields (rank)
-//   s_indices     4 W        and their indices
-//   workgroup scan 4 (S + 1), threshold 8
+//   s_bins        4 * 2048   the workgroup's digit counts; the rank's places (4 W / RANK_SPLIT)
+//   s_candidate_* 12 * 1024  segments: the candidates' keys, fields and indices
+//   workgroup scan 4 (S + 1), threshold and round base 12
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
+#include "radix_segments.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
@@ -41,14 +49,16 @@ layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 6
 #include "workgroup_scan.glsl"
 
 const uint WG = gl_WorkGroupSize.x;
-const uint DIGIT = 8u;
-const uint BINS_PER_THREAD = (VREN_RADIX_MAX_BINS + WG - 1u) / WG;
+const uint DIGIT = VREN_RADIX_TOPK_DIGIT_BITS;
+const uint SELECT_BINS = VREN_RADIX_TOPK_BINS;
+const uint BINS_PER_THREAD = (SELECT_BINS + WG - 1u) / WG;
+const uint RANK_SPLIT = 16u;  // threads per candidate in the rank phase (WG is a multiple)
+const uint ROUND_KEYS = 8u;   // consecutive keys per thread in a round of the collect phase
 
-shared uint s_bins[VREN_RADIX_MAX_BINS];
-shared uint s_fields[WG];
-shared uint s_indices[WG];
+shared uint s_bins[SELECT_BINS];
 shared uint s_threshold;
 shared uint s_threshold_below;
+shared uint s_round_base;
 
 uint field_bits() { return pc.end_bit - pc.shift; }
 uint field_mask() { return field_bits() >= 32u ? 0xFFFFFFFFu : (1u << field_bits()) - 1u; }
@@ -64,18 +74,21 @@ uint level_width(uint l) { return field_bits() - DIGIT * l - level_low(l); }
 
 uint word(uint i) { return pc.internal.data[i]; }
 
-// The bin of level l's histogram in which the need-th key lies (need >= 1): s_threshold, and the
-// keys in the bins before it, s_threshold_below. Every thread calls it.
-void find_threshold(uint l, uint need) {
+// The bin of level l's histogram (or, with `local`, of s_bins) in which the need-th key lies
+// (need >= 1): s_threshold, and the keys in the bins before it, s_threshold_below. Every thread
+// calls it.
+void find_threshold(uint l, uint need, bool local) {
   const uint first = ordered_thread() * BINS_PER_THREAD;
   uint counts[BINS_PER_THREAD];
   uint sum = 0u;
   [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
-    counts[j] = first + j < VREN_RADIX_MAX_BINS ? word(VREN_RADIX_TOPK_HISTOGRAMS + l * VREN_RADIX_MAX_BINS + first + j) : 0u;
+    counts[j] = first + j >= SELECT_BINS ? 0u
+                : local                  ? s_bins[first + j]
+                                         : word(VREN_RADIX_TOPK_HISTOGRAMS + l * SELECT_BINS + first + j);
     sum += counts[j];
   }
   if (gl_LocalInvocationIndex == 0u) {  // only if the counts lie: the last bin
-    s_threshold = VREN_RADIX_MAX_BINS - 1u;
+    s_threshold = SELECT_BINS - 1u;
     s_threshold_below = 0u;
   }
   uint total;
@@ -94,7 +107,7 @@ void find_threshold(uint l, uint need) {
 uvec2 state_entering(uint l) {
   const uint prefix = word(VREN_RADIX_TOPK_STATE + 2u * (l - 1u));
   const uint below = word(VREN_RADIX_TOPK_STATE + 2u * (l - 1u) + 1u);
-  find_threshold(l - 1u, pc.k - below);
+  find_threshold(l - 1u, pc.k - below, false);
   return uvec2((prefix << level_width(l - 1u)) | s_threshold, below + s_threshold_below);
 }
 
@@ -112,7 +125,7 @@ void count_level(uint l) {
     pc.internal.data[VREN_RADIX_TOPK_STATE + 2u * l] = state.x;
     pc.internal.data[VREN_RADIX_TOPK_STATE + 2u * l + 1u] = state.y;
   }
-  for (uint b = gl_LocalInvocationIndex; b < VREN_RADIX_MAX_BINS; b += WG) s_bins[b] = 0u;
+  for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) s_bins[b] = 0u;
   barrier();  // counters zeroed
   const uint low = level_low(l), width = level_width(l);
   const uint above = low + width;  // the prefix's bits start here (32 for level 0: no prefix)
@@ -124,10 +137,10 @@ void count_level(uint l) {
   }
   barrier();  // every key counted
   const bool last = l + 1u == levels();
-  for (uint b = gl_LocalInvocationIndex; b < VREN_RADIX_MAX_BINS; b += WG) {
+  for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) {
     const uint c = s_bins[b];
-    if (c != 0u) atomicAdd(pc.internal.data[VREN_RADIX_TOPK_HISTOGRAMS + l * VREN_RADIX_MAX_BINS + b], c);
-    if (last) pc.internal.data[VREN_RADIX_TOPK_GROUP_HISTOGRAMS + gl_WorkGroupID.x * VREN_RADIX_MAX_BINS + b] = c;
+    if (c != 0u) atomicAdd(pc.internal.data[VREN_RADIX_TOPK_HISTOGRAMS + l * SELECT_BINS + b], c);
+    if (last) pc.internal.data[VREN_RADIX_TOPK_GROUP_HISTOGRAMS + gl_WorkGroupID.x * SELECT_BINS + b] = c;
   }
 }
 
@@ -138,51 +151,68 @@ void collect() {
   // Keys equal to the k-th in earlier workgroups' runs.
   uint earlier = 0u;
   for (uint g = gl_LocalInvocationIndex; g < gl_WorkGroupID.x; g += WG)
-    earlier += word(VREN_RADIX_TOPK_GROUP_HISTOGRAMS + g * VREN_RADIX_MAX_BINS + s_threshold);
+    earlier += word(VREN_RADIX_TOPK_GROUP_HISTOGRAMS + g * SELECT_BINS + s_threshold);
   uint ties_before;
   workgroup_exclusive_add(earlier, ties_before);
   const uvec2 run = run_of_keys();
   ReadUints keys = ReadUints(pc.keys[0]);
-  for (uint start = run.x; start < run.y; start += WG) {  // uniform: rounds in input order
-    const uint i = start + ordered_thread();
-    const uint key = i < run.y ? keys.data[i] : 0u;
-    const uint f = field_of(key);
-    const bool tie = i < run.y && f == kth;
-    uint round_ties;
-    const uint tie_rank = ties_before + workgroup_exclusive_add(tie ? 1u : 0u, round_ties);
-    ties_before += round_ties;
-    if ((i < run.y && f < kth) || (tie && tie_rank < ties_needed)) {
-      const uint slot = atomicAdd(pc.internal.data[VREN_RADIX_TOPK_CANDIDATES], 1u);
-      if (slot < VREN_RADIX_TOPK_MAX_K) {  // exactly k, unless the histograms lie
-        pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_KEYS + slot] = key;
-        pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_INDICES + slot] = i;
-      }
+  // Rounds of WG * ROUND_KEYS keys in input order, ROUND_KEYS consecutive ones per thread.
+  for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
+    const uint first = start + ordered_thread() * ROUND_KEYS;
+    uint round_keys[ROUND_KEYS];
+    uint counts = 0u;  // keys below K in the low half, keys equal to it in the high half
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      round_keys[e] = first + e < run.y ? keys.data[first + e] : 0u;
+      const uint f = field_of(round_keys[e]);
+      if (first + e < run.y) counts += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
     }
+    uint totals;
+    uint ranks = workgroup_exclusive_add(counts, totals);  // both kinds ranked by one scan
+    const uint ties_taken = min(totals >> 16u, ties_needed - min(ties_before, ties_needed));
+    const uint takes = (totals & 0xFFFFu) + ties_taken;
+    if (takes != 0u) {  // uniform
+      if (gl_LocalInvocationIndex == 0u) s_round_base = atomicAdd(pc.internal.data[VREN_RADIX_TOPK_CANDIDATES], takes);
+      barrier();  // the round's slots known
+      [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+        if (first + e >= run.y) break;
+        const uint f = field_of(round_keys[e]);
+        const uint tie_rank = ranks >> 16u;
+        if (f < kth || (f == kth && tie_rank < ties_taken)) {
+          const uint slot = s_round_base + (ranks & 0xFFFFu) + min(tie_rank, ties_taken);
+          if (slot < VREN_RADIX_TOPK_MAX_K) {  // exactly k, unless the histograms lie
+            pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_KEYS + slot] = round_keys[e];
+            pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_INDICES + slot] = first + e;
+          }
+        }
+        ranks += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
+      }
+      barrier();  // every thread has read the base before the next round's
+    }
+    ties_before += totals >> 16u;
   }
 }
 
 void rank() {
   const uint k = min(pc.k, VREN_RADIX_TOPK_MAX_K);
-  const uint mine = gl_WorkGroupID.x * WG + gl_LocalInvocationIndex;
+  const uint local = gl_LocalInvocationIndex / RANK_SPLIT, part = gl_LocalInvocationIndex % RANK_SPLIT;
+  const uint mine = gl_WorkGroupID.x * (WG / RANK_SPLIT) + local;
+  if (part == 0u) s_bins[local] = 0u;
+  barrier();  // places zeroed
   const uint key = mine < k ? word(VREN_RADIX_TOPK_CANDIDATE_KEYS + mine) : 0u;
   const uint index = mine < k ? word(VREN_RADIX_TOPK_CANDIDATE_INDICES + mine) : 0u;
   const uint f = field_of(key);
   uint place = 0u;
-  for (uint base = 0u; base < k; base += WG) {  // uniform
-    const uint j = base + gl_LocalInvocationIndex;
-    if (j < k) {
-      s_fields[gl_LocalInvocationIndex] = field_of(word(VREN_RADIX_TOPK_CANDIDATE_KEYS + j));
-      s_indices[gl_LocalInvocationIndex] = word(VREN_RADIX_TOPK_CANDIDATE_INDICES + j);
+  if (mine < k) {
+    for (uint j = part; j < k; j += RANK_SPLIT) {
+      const uint other = field_of(word(VREN_RADIX_TOPK_CANDIDATE_KEYS + j));
+      if (other < f || (other == f && word(VREN_RADIX_TOPK_CANDIDATE_INDICES + j) < index)) ++place;
     }
-    barrier();  // the chunk loaded
-    const uint chunk = min(WG, k - base);
-    for (uint c = 0u; c < chunk; ++c) {
-      const uint other = s_fields[c];
-      if (other < f || (other == f && s_indices[c] < index)) ++place;
-    }
-    barrier();  // every thread done with the chunk before the next load
+    atomicAdd(s_bins[local], place);
   }
-  if (mine >= k || place >= k) return;  // place < k unless the candidates lie
+  barrier();  // every share counted
+  if (mine >= k || part != 0u) return;
+  place = s_bins[local];
+  if (place >= k) return;  // place < k unless the candidates lie
   WriteUints(pc.keys[1]).data[place] = key;
   if ((pc.flags & VREN_RADIX_FLAG_VALUES) != 0u) {
     const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
@@ -190,7 +220,91 @@ void rank() {
   }
 }
 
+shared uint s_candidate_keys[VREN_RADIX_TOPK_SEGMENT_MAX_K];
+shared uint s_candidate_fields[VREN_RADIX_TOPK_SEGMENT_MAX_K];
+shared uint s_candidate_indices[VREN_RADIX_TOPK_SEGMENT_MAX_K];
+
+// Top-k of segment tile_index(), every phase in this workgroup: the levels count into s_bins,
+// the candidates gather in input order into shared memory (a running count, no atomics), and each
+// is ranked among them.
+void select_segment() {
+  const uint segment = tile_index();
+  if (segment >= segments_in_use()) return;  // uniform: the whole workgroup
+  const uvec2 range = segment_range(segment);
+  const uint k = min(min(pc.k, range.y - range.x), VREN_RADIX_TOPK_SEGMENT_MAX_K);
+  if (k == 0u) return;
+  ReadUints keys = ReadUints(pc.keys[0]);
+  uint prefix = 0u, below = 0u;
+  for (uint l = 0u; l < levels(); ++l) {  // uniform
+    for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) s_bins[b] = 0u;
+    barrier();  // counters zeroed
+    const uint low = level_low(l), width = level_width(l), above = low + width;
+    for (uint start = range.x; start < range.y; start += WG * ROUND_KEYS) {
+      [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+        const uint i = start + e * WG + gl_LocalInvocationIndex;
+        if (i >= range.y) break;
+        const uint f = field_of(keys.data[i]);
+        if (above >= 32u || (f >> above) == prefix) atomicAdd(s_bins[(f >> low) & ((1u << width) - 1u)], 1u);
+      }
+    }
+    barrier();  // every key counted
+    find_threshold(l, k - below, true);
+    prefix = (prefix << width) | s_threshold;
+    below += s_threshold_below;
+  }
+  const uint kth = prefix, ties_needed = k - below;
+  uint taken = 0u, ties_before = 0u;
+  for (uint start = range.x; start < range.y && taken < k; start += WG * ROUND_KEYS) {  // uniform
+    const uint first = start + ordered_thread() * ROUND_KEYS;
+    uint round_keys[ROUND_KEYS];
+    uint counts = 0u;
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      round_keys[e] = first + e < range.y ? keys.data[first + e] : 0u;
+      const uint f = field_of(round_keys[e]);
+      if (first + e < range.y) counts += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
+    }
+    uint totals;
+    uint ranks = workgroup_exclusive_add(counts, totals);
+    const uint ties_taken = min(totals >> 16u, ties_needed - min(ties_before, ties_needed));
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      if (first + e >= range.y) break;
+      const uint f = field_of(round_keys[e]);
+      const uint tie_rank = ranks >> 16u;
+      if (f < kth || (f == kth && tie_rank < ties_taken)) {
+        const uint slot = taken + (ranks & 0xFFFFu) + min(tie_rank, ties_taken);
+        if (slot < k) {  // exactly k, unless the counts lie
+          s_candidate_keys[slot] = round_keys[e];
+          s_candidate_fields[slot] = f;
+          s_candidate_indices[slot] = first + e;
+        }
+      }
+      ranks += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
+    }
+    taken += (totals & 0xFFFFu) + ties_taken;
+    ties_before += totals >> 16u;
+  }
+  barrier();  // every candidate in shared memory, in input order
+  const bool with_values = (pc.flags & VREN_RADIX_FLAG_VALUES) != 0u;
+  const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
+  for (uint c = gl_LocalInvocationIndex; c < k; c += WG) {
+    const uint f = s_candidate_fields[c];
+    uint place = 0u;
+    for (uint j = 0u; j < k; ++j) {
+      const uint other = s_candidate_fields[j];
+      if (other < f || (other == f && j < c)) ++place;
+    }
+    const uint to = segment * pc.k + place;
+    WriteUints(pc.keys[1]).data[to] = s_candidate_keys[c];
+    const uint index = s_candidate_indices[c];
+    if (with_values) WriteUints(pc.values[1]).data[to] = index_values ? index : ReadUints(pc.values[0]).data[index];
+  }
+}
+
 void main() {
+  if (pc.pass == VREN_RADIX_TOPK_PHASE_SEGMENTS) {
+    select_segment();
+    return;
+  }
   if (pc.pass == VREN_RADIX_TOPK_PHASE_ZERO) {
     for (uint i = gl_LocalInvocationIndex; i < VREN_RADIX_TOPK_STATE; i += WG) pc.internal.data[VREN_RADIX_TOPK_HISTOGRAMS + i] = 0u;
     if (gl_LocalInvocationIndex == 0u) pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = 0u;

@@ -32,7 +32,9 @@ struct SegmentCase {
   bool largest = false;
 };
 
-uint32_t wordsPerKey(const SortOptions& o) { return o.key_type == KeyType::kU64 ? 2 : 1; }
+uint32_t wordsPerKey(const SortOptions& o) {
+  return o.key_type == KeyType::kU64 ? 2 : 1;
+}
 
 // The key's sort field as an unsigned number: the order map of signed and float keys, then the
 // bit range.
@@ -79,7 +81,10 @@ void run(Context& ctx, const SegmentCase& c, bool check_order = true) {
   const bool topk = c.k > 0;
   INFO("n " << n << ", segments " << segments << ", key type " << static_cast<int>(o.key_type) << ", bits ["
             << o.begin_bit << ", " << o.end_bit << ")" << (o.descending ? ", descending" : "")
-            << (o.argsort ? ", argsort" : c.values ? ", values" : "") << (c.hint ? ", hinted" : "")
+            << (o.argsort  ? ", argsort"
+                : c.values ? ", values"
+                           : "")
+            << (c.hint ? ", hinted" : "")
             << (topk ? ", top-" + std::to_string(c.k) + (c.largest ? " largest" : "") : std::string()));
 
   const MemoryRequirements req = topk ? getTopKMemoryRequirements(sorter, n, segments, c.k, with_values, o.key_type)
@@ -178,15 +183,15 @@ void run(Context& ctx, const SegmentCase& c, bool check_order = true) {
           if (out_keys.words()[at * w + x] != expected) mismatch = "key";
         }
         if (with_values) {
-          const uint32_t expected =
-              written ? (o.argsort ? order[r] : value_input[order[r]]) : kPoison;
+          const uint32_t expected = written ? (o.argsort ? order[r] : value_input[order[r]]) : kPoison;
           if (out_values.words()[at] != expected) mismatch = "value";
         }
         if (!mismatch.empty()) mismatch += " mismatch in segment " + std::to_string(s) + " at " + std::to_string(r);
       }
     }
     // Past the segments in use nothing is written.
-    const uint64_t written_slots = topk ? uint64_t{used} * c.k : (whole || used == 0 ? (used ? n : 0) : c.offsets[used]);
+    const uint64_t written_slots =
+        topk ? uint64_t{used} * c.k : (whole || used == 0 ? (used ? n : 0) : c.offsets[used]);
     for (uint64_t at = written_slots; at < out_slots && mismatch.empty(); ++at)
       if (out_keys.words()[at * w] != kPoison) mismatch = "a slot past the segments in use was written";
     CHECK_MESSAGE(mismatch.empty(), mismatch);
@@ -225,23 +230,27 @@ TEST_CASE_FIXTURE(GpuTest, "segmented sorts: every key type, order, bit range an
     Context& ctx = pathContext(path, 32, 2);
     const uint32_t n = 5 * 64 + 13;
     for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
-      SegmentCase c;
-      c.options = optionsFor(type);
-      c.words = keysFor(n, c.options, Distribution::kLowBits);  // many equal keys: stability shows
-      c.offsets = randomOffsets(n, 1, 40);
-      for (bool hint : {false, true}) {
-        c.hint = hint;
-        c.values = true;
-        run(ctx, c);
-        c.options.descending = true;
-        c.values = false;
-        c.options.argsort = true;
-        run(ctx, c);
-        c.options.begin_bit = type == KeyType::kU64 ? 30 : 3;
-        c.options.end_bit = type == KeyType::kU64 ? 45 : 20;
-        c.options.argsort = false;
-        run(ctx, c);
+      // Segments of up to 16 keys (a thread each when promised) and up to 40 (a subgroup or a
+      // workgroup each).
+      for (uint32_t longest : {16u, 40u}) {
+        SegmentCase c;
         c.options = optionsFor(type);
+        c.words = keysFor(n, c.options, Distribution::kLowBits);  // many equal keys: stability shows
+        c.offsets = randomOffsets(n, 1, longest);
+        for (bool hint : {false, true}) {
+          c.hint = hint;
+          c.values = true;
+          run(ctx, c);
+          c.options.descending = true;
+          c.values = false;
+          c.options.argsort = true;
+          run(ctx, c);
+          c.options.begin_bit = type == KeyType::kU64 ? 30 : 3;
+          c.options.end_bit = type == KeyType::kU64 ? 45 : 20;
+          c.options.argsort = false;
+          run(ctx, c);
+          c.options = optionsFor(type);
+        }
       }
     }
   }
@@ -315,6 +324,9 @@ TEST_CASE_FIXTURE(GpuTest, "segmented sorts: a GPU-side segment count" * doctest
       c.gpu_segments = gpu;
       for (bool hint : {false, true}) {
         c.hint = hint;
+        c.k = 0;
+        run(ctx, c);
+        c.k = 5;  // top-k of the segments in use
         run(ctx, c);
       }
     }
@@ -327,11 +339,11 @@ TEST_CASE_FIXTURE(GpuTest, "segmented sorts: offsets that lie stay inside the bu
   c.options = optionsFor(KeyType::kU32);
   c.values = true;
   c.words = makeKeys(500, Distribution::kUniform, rng());
-  for (const std::vector<uint32_t>& offsets : std::vector<std::vector<uint32_t>>{
-           {0, 400, 100, 500},          // decreasing
-           {7, 50, 500},                // not starting at 0
-           {0, 300, 0xFFFFFFF0u, 600},  // past the end
-           {0xFFFFFFFFu, 0, 0xFFFFFFFFu}}) {
+  for (const std::vector<uint32_t>& offsets :
+       std::vector<std::vector<uint32_t>>{{0, 400, 100, 500},          // decreasing
+                                          {7, 50, 500},                // not starting at 0
+                                          {0, 300, 0xFFFFFFF0u, 600},  // past the end
+                                          {0xFFFFFFFFu, 0, 0xFFFFFFFFu}}) {
     c.offsets = offsets;
     c.promise = 0;
     for (bool hint : {false, true}) {
@@ -382,6 +394,20 @@ TEST_CASE_FIXTURE(GpuTest, "top-k: smallest and largest per segment, values and 
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "top-k per segment past the per-segment select's k") {
+  Context& ctx = context();
+  SegmentCase c;
+  c.options = optionsFor(KeyType::kU32);
+  c.words = makeKeys(5000, Distribution::kLowBits, rng());
+  c.offsets = {0, 10, 1500, 1500, 5000};
+  c.values = true;
+  for (uint32_t k : {1024u, 1025u, 3000u}) {
+    c.k = k;
+    c.largest = k % 2 == 1;
+    run(ctx, c);
+  }
+}
+
 TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer") {
   Context& ctx = context();
   const uint32_t block = getSorterProperties(ctx.sorter()).block_size;
@@ -405,7 +431,9 @@ TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer by radix select: key typ
   for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32}) {
     for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual, Distribution::kLowBits,
                            Distribution::kAndOfTwo, Distribution::kDescending}) {
-      for (uint32_t n : {block + 1, 3 * block + 17}) {
+      // One workgroup's run of keys, and several (ties split across them).
+      for (uint32_t n : {block + 1, 3 * block + 17, 70001u}) {
+        if (n == 70001u && type != KeyType::kU32 && d != Distribution::kAllEqual) continue;
         SegmentCase c;
         c.options = optionsFor(type);
         c.words = keysFor(n, c.options, d);

@@ -25,6 +25,7 @@
 #include "spirv/radix_segment_copy.h"
 #include "spirv/radix_segment_copy_u64.h"
 #include "spirv/radix_segment_ids.h"
+#include "spirv/radix_segment_small.h"
 #include "spirv/radix_setup.h"
 #include "spirv/radix_sort_block.h"
 #include "spirv/radix_sort_block_u64.h"
@@ -45,6 +46,9 @@ constexpr uint32_t kCopyWorkgroups = 1024;
 // global atomics: passes x 256 per workgroup at most.
 constexpr uint32_t kHistogramWorkgroups = 1024;
 constexpr uint32_t kHistogramBatch = 15;
+// Keys per lane of the short-segment sort (radix_segment_small.comp): segments of up to 256 keys
+// at 32 lanes; each key compares itself with every key of its segment.
+constexpr uint32_t kSmallSegmentKeys = 8;
 using detail::kCountTiles;
 using detail::DeviceFunctions;
 using detail::divCeil;
@@ -341,6 +345,18 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   result = striding(vren_radix_gather_u64_spv, sizeof(vren_radix_gather_u64_spv), &s->segments_u64.gather);
   result = striding(vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), &s->segment_ids);
   result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk);
+  // Short segments, a subgroup each: as many segments per workgroup as it has subgroups at the
+  // smallest size, of at most that size x kSmallSegmentKeys keys.
+  {
+    const uint32_t size = s->striding_workgroup_size;
+    const uint32_t per_group = std::max(1u, size / limits.min_subgroup_size);
+    const PipelineSpec small{vren_radix_segment_small_spv, sizeof(vren_radix_segment_small_spv), size,
+                             kSmallSegmentKeys, per_group, 1, tuning.digit_bits, true};
+    if (result == VK_SUCCESS)
+      result = createPipeline(*s, info.pipeline_cache, small, required_subgroup_size, &s->segment_small);
+    s->small_segments_per_group = per_group;
+    s->small_segment_max = limits.min_subgroup_size * kSmallSegmentKeys;
+  }
   s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;
   s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;
   s->properties.large_tile_size = s->u32.lookback.tiles[1].tile_size;
@@ -361,7 +377,7 @@ void destroySorter(Sorter* s) {
   destroyKeyPipelines(*s, s->u32);
   destroyKeyPipelines(*s, s->u64);
   for (VkPipeline pipeline : {s->scan, s->segments_u32.copy, s->segments_u32.gather, s->segments_u64.copy,
-                              s->segments_u64.gather, s->segment_ids, s->topk})
+                              s->segments_u64.gather, s->segment_ids, s->topk, s->segment_small})
     if (pipeline) s->fn.destroyPipeline(s->device, pipeline, s->allocator);
   if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
   delete s;

@@ -1,6 +1,9 @@
 // Segmented sorts and top-k on the sorter's passes.
 //
-// Two ways, chosen on the host:
+// Three ways, chosen on the host:
+// - One subgroup per segment (radix_segment_small.comp) when the caller promises segments of 32-bit
+//   keys short enough for a subgroup's registers, one thread per segment up to 16 keys: each
+//   key's place by comparison, one dispatch.
 // - One workgroup per segment (radix_sort_block.comp, VREN_RADIX_FLAG_SEGMENTED) when the caller
 //   promises segments of at most a block (or, without offsets, when the whole count fits one):
 //   one dispatch, each segment read and written once.
@@ -30,8 +33,12 @@ using detail::tooSmall;
 
 // The grids of the striding passes at most: enough to fill a GPU.
 constexpr uint32_t kStridingWorkgroups = 2048;
+// Threads per candidate in radix_topk.comp's rank phase (its RANK_SPLIT).
+constexpr uint32_t kRankSplit = 16;
 
-VkDeviceSize alignUp(VkDeviceSize v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+VkDeviceSize alignUp(VkDeviceSize v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 // The internal buffer of the multi-pass path, in order: the segment scratch block, the key copy
 // and its ping-pong partner (then the segments' keys), the indices and their partner, and the
@@ -53,7 +60,9 @@ Layout layoutFor(const Sorter* s, uint32_t count, KeyType key_type) {
   return l;
 }
 
-BufferRange sub(const BufferRange& r, VkDeviceSize offset, VkDeviceSize size) { return {r.buffer, r.offset + offset, size}; }
+BufferRange sub(const BufferRange& r, VkDeviceSize offset, VkDeviceSize size) {
+  return {r.buffer, r.offset + offset, size};
+}
 
 // What either way writes: where, the order, and k (0: whole segments at their offsets).
 struct Output {
@@ -62,7 +71,9 @@ struct Output {
   uint32_t k;
 };
 
-bool wholeBuffer(const SegmentedSortInfo& info) { return info.offsets.buffer == VK_NULL_HANDLE; }
+bool wholeBuffer(const SegmentedSortInfo& info) {
+  return info.offsets.buffer == VK_NULL_HANDLE;
+}
 
 // The block pipeline that sorts every segment in one workgroup, or null.
 VkPipeline blockPipeline(const Sorter* s, const SegmentedSortInfo& info) {
@@ -85,6 +96,24 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
   const SortInfo& in = info.sort;
   const uint32_t segments = wholeBuffer(info) ? 1 : info.segment_count;
   detail::beginLabel(s, cmd, out.k ? "vren_radix top-k" : "vren_radix segmented sort");
+
+  const uint32_t longest = wholeBuffer(info) ? in.count : info.max_segment_length;
+  if (in.key_type != KeyType::kU64 && longest > 0 && longest <= s->small_segment_max) {  // a subgroup per segment
+    PassConstants pc = segmentConstants(s, info);
+    pc.keys[1] = addressOf(s, out.keys);
+    pc.values[1] = addressOf(s, out.values);
+    const bool by_thread = longest <= VREN_RADIX_THREAD_SEGMENT_MAX;
+    pc.flags |= (out.descending ? VREN_RADIX_FLAG_DESCENDING : 0) | (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0) |
+                (by_thread ? VREN_RADIX_FLAG_THREAD_SEGMENTS : 0);
+    pc.shift = in.begin_bit;
+    pc.end_bit = in.end_bit;
+    pc.k = out.k;
+    const uint32_t per_group = by_thread ? s->striding_workgroup_size : s->small_segments_per_group;
+    const detail::Grid grid = detail::gridFor(divCeil(segments, per_group), s->max_groups_x);
+    detail::recordDispatch(s, cmd, s->segment_small, pc, grid.x, grid.y);
+    detail::endLabel(s, cmd);
+    return 1;
+  }
 
   if (VkPipeline block = blockPipeline(s, info)) {  // one dispatch: a workgroup per segment
     PassConstants pc = segmentConstants(s, info);
@@ -178,12 +207,40 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
 }
 
 // Top-k of a whole buffer by radix select (radix_topk.comp) when k is below the count and within
-// its candidate buffer, for 32-bit keys too many for one workgroup: 7 dispatches that read the
-// keys 5 times, whatever k.
+// its candidate buffer, for 32-bit keys too many for one workgroup: 6 dispatches that read the
+// keys 4 times, whatever k.
 bool selectsTopK(const Sorter* s, const TopKInfo& info) {
   const SortInfo& in = info.input.sort;
   return wholeBuffer(info.input) && in.key_type != KeyType::kU64 && info.k < in.count &&
          info.k <= VREN_RADIX_TOPK_MAX_K && !blockPipeline(s, info.input);
+}
+
+// Top-k of each segment by radix select in one workgroup per segment (radix_topk.comp's segments
+// phase), for 32-bit keys and k within its shared candidates, unless the caller promised segments
+// short enough to sort whole in one subgroup or workgroup. Any segment length: a segment's
+// workgroup reads its keys 4 times.
+bool selectsSegmentTopK(const Sorter* s, const TopKInfo& info) {
+  const SegmentedSortInfo& input = info.input;
+  const bool promised_short = input.max_segment_length > 0 &&
+                              (input.max_segment_length <= s->small_segment_max || blockPipeline(s, input));
+  return !wholeBuffer(input) && input.sort.key_type != KeyType::kU64 && info.k <= VREN_RADIX_TOPK_SEGMENT_MAX_K &&
+         !promised_short;
+}
+
+void recordSegmentSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
+  const SortInfo& in = info.input.sort;
+  detail::beginLabel(s, cmd, "vren_radix top-k");
+  PassConstants pc = segmentConstants(s, info.input);
+  pc.keys[1] = addressOf(s, info.out_keys);
+  pc.values[1] = addressOf(s, info.out_values);
+  pc.flags |= (info.largest ? VREN_RADIX_FLAG_DESCENDING : 0) | (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0);
+  pc.shift = in.begin_bit;
+  pc.end_bit = in.end_bit;
+  pc.k = info.k;
+  pc.pass = VREN_RADIX_TOPK_PHASE_SEGMENTS;
+  const detail::Grid grid = detail::gridFor(info.input.segment_count, s->max_groups_x);
+  detail::recordDispatch(s, cmd, s->topk, pc, grid.x, grid.y);
+  detail::endLabel(s, cmd);
 }
 
 void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
@@ -196,10 +253,11 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
   pc.shift = in.begin_bit;
   pc.end_bit = in.end_bit;
   pc.k = info.k;
-  // The level and collect phases: at most VREN_RADIX_TOPK_MAX_GROUPS workgroups of about 16 keys
-  // per thread.
-  const uint32_t groups = std::min<uint32_t>(VREN_RADIX_TOPK_MAX_GROUPS, divCeil(in.count, 16 * s->striding_workgroup_size));
-  const uint32_t levels = divCeil(in.end_bit - in.begin_bit, VREN_RADIX_MAX_DIGIT_BITS);
+  // The level and collect phases: at most VREN_RADIX_TOPK_MAX_GROUPS workgroups of 16 keys per
+  // thread (H200, k = 2048 of 2^20: 0.084 ms; 64 keys per thread, for fewer global atomics, 0.109).
+  const uint32_t groups =
+      std::min<uint32_t>(VREN_RADIX_TOPK_MAX_GROUPS, divCeil(in.count, 16 * s->striding_workgroup_size));
+  const uint32_t levels = divCeil(in.end_bit - in.begin_bit, VREN_RADIX_TOPK_DIGIT_BITS);
   auto phase = [&](uint32_t p, uint32_t grid) {
     pc.pass = p;
     detail::recordDispatch(s, cmd, s->topk, pc, grid, 1);
@@ -212,7 +270,7 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
   detail::computeToComputeBarrier(s, cmd);
   phase(VREN_RADIX_TOPK_PHASE_COLLECT, groups);
   detail::computeToComputeBarrier(s, cmd);
-  phase(VREN_RADIX_TOPK_PHASE_RANK, divCeil(info.k, s->striding_workgroup_size));
+  phase(VREN_RADIX_TOPK_PHASE_RANK, divCeil(info.k, s->striding_workgroup_size / kRankSplit));
   detail::endLabel(s, cmd);
 }
 
@@ -379,6 +437,10 @@ void cmdTopK(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
   if (in.count == 0 || (!wholeBuffer(info.input) && info.input.segment_count == 0)) return;
   if (selectsTopK(s, info)) {
     recordSelect(s, cmd, info);
+    return;
+  }
+  if (selectsSegmentTopK(s, info)) {
+    recordSegmentSelect(s, cmd, info);
     return;
   }
   recordSegments(s, cmd, info.input,

@@ -90,6 +90,9 @@ struct Sorter {
   detail::SegmentPipelines segments_u64;
   VkPipeline segment_ids = VK_NULL_HANDLE;  // radix_segment_ids.comp
   VkPipeline topk = VK_NULL_HANDLE;         // radix_topk.comp: top-k of a whole buffer of 32-bit keys
+  VkPipeline segment_small = VK_NULL_HANDLE;  // radix_segment_small.comp: short segments, a subgroup each
+  uint32_t small_segment_max = 0;             // the longest segment it takes (0: none)
+  uint32_t small_segments_per_group = 0;      // segments per workgroup
   uint32_t striding_workgroup_size = 0;     // of the segment pipelines, whose grids stride
   SorterProperties properties{};
   uint32_t max_groups_x = 0;
