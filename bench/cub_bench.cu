@@ -17,7 +17,26 @@
 //        --keys=FILE   instead of the generated cases, sort the raw little-endian u32 keys of FILE
 //                      (e.g. a frame's depth keys from vren_radix_splats --dump-keys), as keys and
 //                      as pairs with index values; the case's dist is "file"
+//        --segmented   instead of the generated cases, CUB's segmented sorts (below); takes --reps,
+//                      --device and --csv
+//
+// --segmented: every segment of a case has one length; pairs carry the global input index
+// (0..n-1) as u32 values, as an argsort does. Input and output are separate buffers, so CUB leaves
+// the input alone and the timed sorts need no restore.
+//   argsort_rows          4096 rows x 4096 f32, cub::DeviceSegmentedSort::SortPairs
+//   small_segments        2^20 segments x 16 u32, cub::DeviceSegmentedSort::SortKeys
+//   large_segments        256 segments x 2^16 u32, cub::DeviceSegmentedSort::SortKeys
+//   large_segments_radix  the same keys, cub::DeviceSegmentedRadixSort::SortKeys
+//   topk_whole_fullsort   k = 2048 of 2^20 u32: cub::DeviceRadixSort::SortPairs of all of them, the
+//                         reference for a top-k (this CCCL has no cub::DeviceTopK)
+//   topk_rows_segsort     k = 40 per row of 512 rows x 32000 f32: cub::DeviceSegmentedSort::SortPairs
+// f32 keys are uniform in [-1, 1). The first sort is checked on the host: each segment sorted, and
+// for pairs stable order (equal keys keep their indices ascending) and a permutation of the
+// segment's indices. Output: CSV (impl,case,segments,segment_length,k,count,median_ms,min_ms,
+// gkeys_per_s; k empty where the case is no top-k), then a readable table.
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -29,6 +48,7 @@
 #include <iterator>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench_common.h"
@@ -58,6 +78,7 @@ struct Flags {
   int device = 0;
   std::string csv_path;
   std::string keys_path;
+  bool segmented = false;
 };
 
 bool parseInt(const std::string& text, int lo, int hi, int* out) {
@@ -77,14 +98,23 @@ bool parseFlags(int argc, char** argv, Flags* flags) {
     else if (key == "--device") ok = parseInt(value, 0, 1024, &flags->device);
     else if (key == "--csv") ok = !(flags->csv_path = value).empty();
     else if (key == "--keys") ok = !(flags->keys_path = value).empty();
+    else if (key == "--segmented") {
+      flags->segmented = true;
+      ok = eq == std::string::npos;
+    }
     if (!ok) {
       std::fprintf(stderr,
                    "vren_radix_cub_bench: bad option '%s'.\n"
                    "usage: vren_radix_cub_bench [--max-log2=10..31] [--reps=N] [--device=N] [--csv=FILE]\n"
-                   "                            [--keys=FILE]\n",
+                   "                            [--keys=FILE | --segmented]\n",
                    arg.c_str());
       return false;
     }
+  }
+  // The segmented cases have fixed sizes and their own keys.
+  if (flags->segmented && (flags->max_log2 != 0 || !flags->keys_path.empty())) {
+    std::fprintf(stderr, "vren_radix_cub_bench: --segmented takes neither --max-log2 nor --keys.\n");
+    return false;
   }
   return true;
 }
@@ -161,6 +191,261 @@ std::string verify(const Case& c, const uint32_t* d_keys, const uint32_t* d_valu
   return compareKeys(sorted, keys.data(), c.count);
 }
 
+// The line that says what ran, on stderr so that stdout stays CSV and table.
+void printHeader(const cudaDeviceProp& prop, int reps) {
+  int driver = 0, runtime = 0;
+  check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  std::fprintf(stderr, "vren_radix_cub_bench: %s, CUDA driver %d.%d, runtime %d.%d, CCCL %d.%d.%d, %d sorts per case\n",
+               prop.name, driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, CCCL_MAJOR_VERSION,
+               CCCL_MINOR_VERSION, CCCL_PATCH_VERSION, reps);
+}
+
+// Prints the CSV, and with --csv writes it to that file too.
+bool emitCsv(const std::string& csv, const std::string& path) {
+  std::fputs(csv.c_str(), stdout);
+  if (path.empty()) return true;
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f || std::fputs(csv.c_str(), f) < 0 || std::fclose(f) != 0) {
+    std::fprintf(stderr, "vren_radix_cub_bench: could not write %s.\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+// A cudaMalloc'd array, freed when it goes out of scope: a --segmented case allocates what its
+// shape and key type need, and frees it before the next case.
+template <typename T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(size_t count) { check(cudaMalloc(&p_, std::max<size_t>(count, 1) * sizeof(T)), "cudaMalloc"); }
+  ~DeviceArray() { check(cudaFree(p_), "cudaFree"); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+struct SegmentedCase {
+  const char* name;
+  bool pairs;  // the global input indices travel as u32 values
+  int segments;
+  int segment_length;
+  int k;  // the top-k that the sort is the reference for; 0 when the case is no top-k
+};
+
+struct SegmentedResult {
+  SegmentedCase c;
+  double median_ms = 0;
+  double min_ms = 0;
+};
+
+// What every --segmented case shares: the timing settings and the results so far.
+struct SegmentedRun {
+  int reps = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  std::vector<SegmentedResult> results;
+};
+
+// What a case's sort call sees. Separate outputs leave the input as it was, so no sort needs a
+// restore before it.
+template <typename Key>
+struct SegmentedBuffers {
+  int count;
+  int segments;
+  const Key* keys_in;
+  Key* keys_out;
+  const uint32_t* values_in;  // null without values
+  uint32_t* values_out;       // null without values
+  const int* offsets;         // segments + 1 entries: segment i is [offsets[i], offsets[i + 1])
+};
+
+// Fixed-seed keys. f32: multiples of 2^-23 in [-1, 1), uniform: negatives included, no -0.0 or NaN
+// (where orders could differ from the host's operator<), and so few distinct values (2^24) that
+// rows of thousands of keys hold equal keys, which the stability check needs.
+template <typename Key>
+std::vector<Key> makeSegmentedKeys(uint64_t seed, size_t count) {
+  SplitMix64 rng{seed};
+  std::vector<Key> keys(count);
+  for (Key& key : keys) {
+    if constexpr (std::is_same_v<Key, float>)
+      key = static_cast<float>(static_cast<int32_t>(rng.next() >> 8) - (1 << 23)) * 0x1p-23f;
+    else
+      key = rng.next();
+  }
+  return keys;
+}
+
+// Empty if each segment of the output is its input segment sorted, else where it first is not.
+// With values (the global input indices): each segment's values are a permutation of its own
+// indices, each key is the input key at its value's index, keys ascend, and equal keys keep their
+// indices ascending. That is stable order, which DeviceSegmentedSort::SortPairs does not promise;
+// but in this CCCL StableSortPairs calls the same code, so a failure there means CUB changed.
+// Without values: each segment equals std::sort of its input segment.
+template <typename Key>
+std::string checkSegments(const std::vector<Key>& input, size_t segment_length, const std::vector<Key>& keys,
+                          const std::vector<uint32_t>& values) {
+  auto where = [&](size_t i) {
+    return "Segment " + std::to_string(i / segment_length) + ", element " + std::to_string(i) + ": ";
+  };
+  std::vector<Key> expected;
+  std::vector<bool> seen(values.size());
+  for (size_t begin = 0; begin < input.size(); begin += segment_length) {
+    const size_t end = begin + segment_length;
+    if (values.empty()) {
+      expected.assign(input.begin() + begin, input.begin() + end);
+      std::sort(expected.begin(), expected.end());
+      const auto diff = std::mismatch(expected.begin(), expected.end(), keys.begin() + begin);
+      if (diff.first != expected.end())
+        return where(begin + (diff.first - expected.begin())) + "the key differs from std::sort's.";
+      continue;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t v = values[i];
+      if (v < begin || v >= end || seen[v]) return where(i) + "the value is outside the segment or repeated.";
+      seen[v] = true;
+      if (keys[i] != input[v]) return where(i) + "the key did not travel with its value.";
+      if (i > begin && (keys[i - 1] > keys[i] || (keys[i - 1] == keys[i] && values[i - 1] > v)))
+        return where(i) + "out of order or unstable after the element before.";
+    }
+  }
+  return {};
+}
+
+// One --segmented case: generates its keys (seeded by its shape, so that cases of one shape sort
+// the same keys), uploads them, with the input indices as values for pairs, sorts once and checks
+// the result, warms up, then times --reps sorts. `sort(temp, temp_bytes, buffers, stream)` is one
+// CUB call; with a null `temp` it only sets `temp_bytes`. False, having said why, if the check fails.
+template <typename Key, typename Sort>
+bool runSegmentedCase(SegmentedRun* run, const SegmentedCase& c, const Sort& sort) {
+  const size_t count = static_cast<size_t>(c.segments) * static_cast<size_t>(c.segment_length);
+  const std::vector<Key> input = makeSegmentedKeys<Key>(
+      uint64_t{static_cast<uint32_t>(c.segments)} << 32 | static_cast<uint32_t>(c.segment_length), count);
+  std::vector<uint32_t> indices(c.pairs ? count : 0);
+  std::iota(indices.begin(), indices.end(), 0u);
+  std::vector<int> offsets(static_cast<size_t>(c.segments) + 1);
+  for (size_t i = 0; i < offsets.size(); ++i) offsets[i] = static_cast<int>(i * static_cast<size_t>(c.segment_length));
+
+  DeviceArray<Key> keys_in(count), keys_out(count);
+  DeviceArray<uint32_t> values_in(indices.size()), values_out(indices.size());
+  DeviceArray<int> d_offsets(offsets.size());
+  check(cudaMemcpy(keys_in.get(), input.data(), count * sizeof(Key), cudaMemcpyHostToDevice), "uploading the keys");
+  check(cudaMemcpy(values_in.get(), indices.data(), indices.size() * sizeof(uint32_t), cudaMemcpyHostToDevice),
+        "uploading the values");
+  check(cudaMemcpy(d_offsets.get(), offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),
+        "uploading the offsets");
+  // A copy from pageable memory may return before its DMA lands; the sort's stream does not wait
+  // for the legacy stream.
+  check(cudaDeviceSynchronize(), "finishing the upload");
+
+  const SegmentedBuffers<Key> b{static_cast<int>(count),
+                                c.segments,
+                                keys_in.get(),
+                                keys_out.get(),
+                                c.pairs ? values_in.get() : nullptr,
+                                c.pairs ? values_out.get() : nullptr,
+                                d_offsets.get()};
+  size_t temp_bytes = 0;
+  check(sort(nullptr, temp_bytes, b, run->stream), "the temp storage size query");
+  DeviceArray<char> temp(temp_bytes);
+  auto timed = [&] {
+    size_t bytes = temp_bytes;
+    check(cudaEventRecord(run->start, run->stream), "cudaEventRecord");
+    check(sort(temp.get(), bytes, b, run->stream), c.name);
+    check(cudaGetLastError(), "launching the sort");
+    check(cudaEventRecord(run->stop, run->stream), "cudaEventRecord");
+    check(cudaEventSynchronize(run->stop), "waiting for the sort");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, run->start, run->stop), "cudaEventElapsedTime");
+    return double{ms};
+  };
+
+  timed();
+  std::vector<Key> keys(count);
+  std::vector<uint32_t> values(indices.size());
+  check(cudaMemcpy(keys.data(), keys_out.get(), count * sizeof(Key), cudaMemcpyDeviceToHost), "reading back the keys");
+  check(cudaMemcpy(values.data(), values_out.get(), values.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost),
+        "reading back the values");
+  const std::string why = checkSegments(input, static_cast<size_t>(c.segment_length), keys, values);
+  if (!why.empty()) {
+    std::fprintf(stderr, "vren_radix_cub_bench: CUB %s: %s\n", c.name, why.c_str());
+    return false;
+  }
+  vren::radix::bench::warmUp([&] {
+    timed();
+    return true;
+  });
+  std::vector<double> ms;
+  for (int r = 0; r < run->reps; ++r) ms.push_back(timed());
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  run->results.push_back({c, n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, ms.front()});
+  return true;
+}
+
+// --segmented: runs the cases, then prints the CSV and the table. The process's exit status.
+int runSegmented(const Flags& flags, const cudaDeviceProp& prop) {
+  SegmentedRun run;
+  run.reps = flags.reps;
+  check(cudaStreamCreateWithFlags(&run.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaEventCreate(&run.start), "cudaEventCreate");
+  check(cudaEventCreate(&run.stop), "cudaEventCreate");
+  printHeader(prop, flags.reps);
+
+  const auto segmented_sort_pairs = [](void* temp, size_t& bytes, const auto& b, cudaStream_t s) {
+    return cub::DeviceSegmentedSort::SortPairs(temp, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out, b.count,
+                                               b.segments, b.offsets, b.offsets + 1, s);
+  };
+  const auto segmented_sort_keys = [](void* temp, size_t& bytes, const auto& b, cudaStream_t s) {
+    return cub::DeviceSegmentedSort::SortKeys(temp, bytes, b.keys_in, b.keys_out, b.count, b.segments, b.offsets,
+                                              b.offsets + 1, s);
+  };
+  const auto segmented_radix_sort_keys = [](void* temp, size_t& bytes, const auto& b, cudaStream_t s) {
+    return cub::DeviceSegmentedRadixSort::SortKeys(temp, bytes, b.keys_in, b.keys_out, b.count, b.segments, b.offsets,
+                                                   b.offsets + 1, 0, 32, s);
+  };
+  // One segment: the whole input, no offsets.
+  const auto radix_sort_pairs = [](void* temp, size_t& bytes, const auto& b, cudaStream_t s) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out, b.count, 0,
+                                           32, s);
+  };
+  const bool ok =
+      runSegmentedCase<float>(&run, {"argsort_rows", true, 4096, 4096, 0}, segmented_sort_pairs) &&
+      runSegmentedCase<uint32_t>(&run, {"small_segments", false, 1 << 20, 16, 0}, segmented_sort_keys) &&
+      runSegmentedCase<uint32_t>(&run, {"large_segments", false, 256, 1 << 16, 0}, segmented_sort_keys) &&
+      runSegmentedCase<uint32_t>(&run, {"large_segments_radix", false, 256, 1 << 16, 0}, segmented_radix_sort_keys) &&
+      runSegmentedCase<uint32_t>(&run, {"topk_whole_fullsort", true, 1, 1 << 20, 2048}, radix_sort_pairs) &&
+      runSegmentedCase<float>(&run, {"topk_rows_segsort", true, 512, 32000, 40}, segmented_sort_pairs);
+  check(cudaEventDestroy(run.start), "cudaEventDestroy");
+  check(cudaEventDestroy(run.stop), "cudaEventDestroy");
+  check(cudaStreamDestroy(run.stream), "cudaStreamDestroy");
+  if (!ok) return 1;
+
+  auto count = [](const SegmentedCase& c) { return static_cast<double>(c.segments) * c.segment_length; };
+  std::string csv = "impl,case,segments,segment_length,k,count,median_ms,min_ms,gkeys_per_s\n";
+  for (const SegmentedResult& r : run.results) {
+    char line[200];
+    std::snprintf(line, sizeof(line), "cub,%s,%d,%d,%s,%.0f,%.6f,%.6f,%.4f\n", r.c.name, r.c.segments,
+                  r.c.segment_length, r.c.k ? std::to_string(r.c.k).c_str() : "", count(r.c), r.median_ms, r.min_ms,
+                  count(r.c) / (r.median_ms * 1e6));
+    csv += line;
+  }
+  if (!emitCsv(csv, flags.csv_path)) return 1;
+
+  std::printf("\nCUB %d.%d.%d segmented sorts on %s, median and min of %d sorts\n", CCCL_MAJOR_VERSION,
+              CCCL_MINOR_VERSION, CCCL_PATCH_VERSION, prop.name, flags.reps);
+  std::printf("%-21s %9s %9s %5s %12s %12s %10s\n", "case", "segments", "length", "k", "median ms", "min ms",
+              "Gkeys/s");
+  for (const SegmentedResult& r : run.results)
+    std::printf("%-21s %9d %9d %5s %12.4f %12.4f %10.3f\n", r.c.name, r.c.segments, r.c.segment_length,
+                r.c.k ? std::to_string(r.c.k).c_str() : "-", r.median_ms, r.min_ms, count(r.c) / (r.median_ms * 1e6));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,9 +462,7 @@ int main(int argc, char** argv) {
   check(cudaSetDevice(flags.device), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, flags.device), "cudaGetDeviceProperties");
-  int driver = 0, runtime = 0;
-  check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
-  check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  if (flags.segmented) return runSegmented(flags, prop);
   size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
 
@@ -230,9 +513,7 @@ int main(int argc, char** argv) {
   check(cudaEventCreate(&start), "cudaEventCreate");
   check(cudaEventCreate(&stop), "cudaEventCreate");
 
-  std::fprintf(stderr, "vren_radix_cub_bench: %s, CUDA driver %d.%d, runtime %d.%d, CCCL %d.%d.%d, %d sorts per case\n",
-               prop.name, driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, CCCL_MAJOR_VERSION,
-               CCCL_MINOR_VERSION, CCCL_PATCH_VERSION, flags.reps);
+  printHeader(prop, flags.reps);
 
   std::vector<Result> results;
   std::vector<uint32_t> input, sorted, indices;
@@ -282,14 +563,7 @@ int main(int argc, char** argv) {
                   r.c.count, r.median_ms, r.c.count / (r.median_ms * 1e6));
     csv += line;
   }
-  std::fputs(csv.c_str(), stdout);
-  if (!flags.csv_path.empty()) {
-    FILE* f = std::fopen(flags.csv_path.c_str(), "w");
-    if (!f || std::fputs(csv.c_str(), f) < 0 || std::fclose(f) != 0) {
-      std::fprintf(stderr, "vren_radix_cub_bench: could not write %s.\n", flags.csv_path.c_str());
-      return 1;
-    }
-  }
+  if (!emitCsv(csv, flags.csv_path)) return 1;
 
   std::printf("\nCUB %d.%d.%d cub::DeviceRadixSort on %s, median of %d sorts\n", CCCL_MAJOR_VERSION,
               CCCL_MINOR_VERSION, CCCL_PATCH_VERSION, prop.name, flags.reps);
