@@ -253,10 +253,13 @@ struct SegmentedSortInfo {
   // Optional: the number of segments, a u32 written by earlier GPU work, clamped to
   // segment_count (which then sizes the internal buffer).
   BufferRange segment_count_buffer;
-  // Optional promise: no segment holds more elements (0: unknown). Up to
-  // getSorterProperties().block_size (block_size_u64 for kU64 keys) every segment is sorted by
-  // one workgroup in one dispatch; otherwise the whole buffer is sorted by key and then by segment.
-  // A longer segment than promised comes out unsorted past the first max_segment_length elements.
+  // Optional promise: no segment holds more elements (0: unknown). With a promise every segment
+  // is sorted in one dispatch: by a thread up to 16 32-bit keys, by a subgroup up to 8 keys per
+  // lane of the smallest subgroup size (256 at 32 lanes), by a workgroup up to
+  // getSorterProperties().block_size (block_size_u64 for kU64 keys). Otherwise, or past those,
+  // the whole buffer is sorted by key and then by segment. A segment longer than promised is not
+  // sorted as a whole (results past what its thread, subgroup or workgroup holds are missing),
+  // but nothing is written outside the buffers.
   uint32_t max_segment_length = 0;
 };
 
@@ -274,8 +277,8 @@ const char* validateSegmentedSortInfo(const Sorter* sorter, const SegmentedSortI
 const char* validateSegmentOffsets(std::span<const uint32_t> offsets, uint32_t count);
 
 // Records the segmented sort into `cmd`: a fixed number of dispatches, whatever the number of
-// segments (one with max_segment_length <= block_size; otherwise a copy, the sort by key, the
-// segments' keys, the sort by segment, and a gather). The result is in keys_temp/values_temp
+// segments (one with max_segment_length promised within a workgroup; otherwise a copy, the sort
+// by key, the segments' keys, the sort by segment, and a gather). The result is in keys_temp/values_temp
 // (in_temp true) unless the sort is empty (count, segment_count or the bit range 0: nothing is
 // recorded, and the result names keys/values).
 //
@@ -290,6 +293,10 @@ SortResult cmdSortSegmented(const Sorter* sorter, VkCommandBuffer cmd, const Seg
 // Top-k: the k smallest keys (or with `largest` the k largest) of each segment, or of the whole
 // buffer, sorted (descending for `largest`), with their values or input indices. Ties keep the
 // lower input index first: the result equals the first k elements of the stable sort.
+// For 32-bit keys a radix select finds the k-th key without sorting: over a whole buffer with
+// k <= 4096 (six dispatches), per segment with k <= 1024 (one dispatch, a workgroup per
+// segment, unless short segments were promised). Otherwise the segments are sorted as by
+// cmdSortSegmented and their first k kept.
 struct TopKInfo {
   // The input, as for cmdSortSegmented; input.sort.descending must be false (largest says the
   // order), and keys_temp / values_temp are not used. Without offsets (input.offsets.buffer
