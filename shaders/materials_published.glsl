@@ -4,18 +4,14 @@
 // (material_count * chunk_count words):
 //   [material][chunk]  pixels of the material in earlier chunks
 //   [material]         the material's total
-// A word carries its own flag, so no ordering between words is needed: relaxed atomics, or
-// volatile accesses where the driver keeps them in loops. Values stay below 2^31
-// (max_pixel_count), clear of the flag.
-#extension GL_KHR_memory_scope_semantics : require
+// Values stay below 2^31 (max_pixel_count), clear of the flag. Polls and stores as the sort's
+// look-back makes them (published_words.glsl).
 
 // Drivers that compile volatile loads as plain ones, which a loop may hoist (lavapipe), poll with
-// atomic loads; NVIDIA's pays for those (see radix_scatter_wide.comp).
+// atomic loads; NVIDIA's pays for those.
 layout(constant_id = VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
 
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer MaterialPublishedUints {
-  uint data[];
-};
+#include "published_words.glsl"
 
 const uint PUBLISHED = 1u << 31u;
 
@@ -27,16 +23,6 @@ uint published_total_at(uint material) {
   return 2u * pc.material_count * pc.chunk_count + material;
 }
 
-uint poll(uint at) {
-  if (POLL_ATOMIC) return atomicLoad(pc.chunk_counts.data[at], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-  return MaterialPublishedUints(pc.chunk_counts).data[at];
-}
+uint poll(uint at) { return poll_word(PublishedAtomics(pc.chunk_counts), at); }
 
-void publish(uint at, uint value) {
-  if (POLL_ATOMIC) {
-    atomicStore(pc.chunk_counts.data[at], PUBLISHED | value, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                gl_SemanticsRelaxed);
-  } else {
-    MaterialPublishedUints(pc.chunk_counts).data[at] = PUBLISHED | value;
-  }
-}
+void publish(uint at, uint value) { publish_word(PublishedAtomics(pc.chunk_counts), at, PUBLISHED | value); }

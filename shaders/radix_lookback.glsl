@@ -20,7 +20,7 @@
 //
 // Shared memory (bytes): s_lookback_count 4 BINS, s_lookback_missing 4 BINS, flags 8.
 
-#extension GL_KHR_memory_scope_semantics : require
+#include "published_words.glsl"
 
 shared uint s_lookback_count[BINS];    // this tile's keys per bin
 shared uint s_lookback_missing[BINS];  // a missing tile's keys per bin, counted here
@@ -33,14 +33,8 @@ const uint LOOKBACK_PREFIX = 1u << 31u;
 const uint LOOKBACK_VALUE_MASK = LOOKBACK_AGGREGATE - 1u;
 const uint LOOKBACK_WINDOW = 8u;  // earlier tiles' words read at once
 
-uint lookback_poll(uint at) {
-  if (POLL_ATOMIC) return atomicLoad(pc.internal.data[at], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-  return PublishedUints(pc.internal).data[at];
-}
-void lookback_publish(uint at, uint word) {
-  if (POLL_ATOMIC) atomicStore(pc.internal.data[at], word, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-  else PublishedUints(pc.internal).data[at] = word;
-}
+uint lookback_poll(uint at) { return poll_word(PublishedAtomics(pc.internal), at); }
+void lookback_publish(uint at, uint word) { publish_word(PublishedAtomics(pc.internal), at, word); }
 // This tile's inclusive prefix for `bin`, from the earlier tiles' keys of it.
 void lookback_publish_prefix(uint set, uint tile, uint bin, uint exclusive) {
   lookback_publish(lookback_at(set, tile, bin), LOOKBACK_PREFIX | (exclusive + s_lookback_count[bin]));

@@ -117,9 +117,6 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Uints { uint
 // use read-only loads.
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ReadUints { uint data[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer WriteUints { uint data[]; };
-// Words other workgroups of the same dispatch publish: every access reaches the memory they
-// write to (no stale cached copy, no load hoisted out of a polling loop).
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer PublishedUints { uint data[]; };
 // 16 bytes at a time; keys and values buffers are 16-byte aligned.
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ReadUvec4s { uvec4 data[]; };
 
