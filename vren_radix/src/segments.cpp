@@ -75,6 +75,18 @@ bool wholeBuffer(const SegmentedSortInfo& info) {
   return info.offsets.buffer == VK_NULL_HANDLE;
 }
 
+// `pc` with what a one-dispatch way writes: the output, the order, argsort's indices, the bit
+// range and k.
+PassConstants withOutput(const Sorter* s, PassConstants pc, const SortInfo& in, const Output& out) {
+  pc.keys[1] = addressOf(s, out.keys);
+  pc.values[1] = addressOf(s, out.values);
+  pc.flags |= (out.descending ? VREN_RADIX_FLAG_DESCENDING : 0) | (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0);
+  pc.shift = in.begin_bit;
+  pc.end_bit = in.end_bit;
+  pc.k = out.k;
+  return pc;
+}
+
 // The block pipeline that sorts every segment in one workgroup, or null.
 VkPipeline blockPipeline(const Sorter* s, const SegmentedSortInfo& info) {
   const detail::KeyPipelines& p = detail::pipelinesFor(s, info.sort.key_type);
@@ -99,15 +111,9 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
 
   const uint32_t longest = wholeBuffer(info) ? in.count : info.max_segment_length;
   if (in.key_type != KeyType::kU64 && longest > 0 && longest <= s->small_segment_max) {  // a subgroup per segment
-    PassConstants pc = segmentConstants(s, info);
-    pc.keys[1] = addressOf(s, out.keys);
-    pc.values[1] = addressOf(s, out.values);
     const bool by_thread = longest <= VREN_RADIX_THREAD_SEGMENT_MAX;
-    pc.flags |= (out.descending ? VREN_RADIX_FLAG_DESCENDING : 0) | (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0) |
-                (by_thread ? VREN_RADIX_FLAG_THREAD_SEGMENTS : 0);
-    pc.shift = in.begin_bit;
-    pc.end_bit = in.end_bit;
-    pc.k = out.k;
+    PassConstants pc = withOutput(s, segmentConstants(s, info), in, out);
+    if (by_thread) pc.flags |= VREN_RADIX_FLAG_THREAD_SEGMENTS;
     const uint32_t per_group = by_thread ? s->striding_workgroup_size : s->small_segments_per_group;
     const detail::Grid grid = detail::gridFor(divCeil(segments, per_group), s->max_groups_x);
     detail::recordDispatch(s, cmd, s->segment_small, pc, grid.x, grid.y);
@@ -116,15 +122,9 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
   }
 
   if (VkPipeline block = blockPipeline(s, info)) {  // one dispatch: a workgroup per segment
-    PassConstants pc = segmentConstants(s, info);
-    pc.keys[1] = addressOf(s, out.keys);
-    pc.values[1] = addressOf(s, out.values);
-    pc.flags |= VREN_RADIX_FLAG_SEGMENTED | (out.descending ? VREN_RADIX_FLAG_DESCENDING : 0) |
-                (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0);
+    PassConstants pc = withOutput(s, segmentConstants(s, info), in, out);
+    pc.flags |= VREN_RADIX_FLAG_SEGMENTED;
     pc.pass = detail::passCount(in.begin_bit, in.end_bit, VREN_RADIX_MAX_DIGIT_BITS);
-    pc.shift = in.begin_bit;
-    pc.end_bit = in.end_bit;
-    pc.k = out.k;
     const detail::Grid grid = detail::gridFor(segments, s->max_groups_x);
     detail::recordDispatch(s, cmd, block, pc, grid.x, grid.y);
     detail::endLabel(s, cmd);
@@ -221,40 +221,28 @@ bool selectsTopK(const Sorter* s, const TopKInfo& info) {
 // workgroup reads its keys 4 times.
 bool selectsSegmentTopK(const Sorter* s, const TopKInfo& info) {
   const SegmentedSortInfo& input = info.input;
-  const bool promised_short = input.max_segment_length > 0 &&
-                              (input.max_segment_length <= s->small_segment_max || blockPipeline(s, input));
+  const bool promised_short =
+      input.max_segment_length > 0 && (input.max_segment_length <= s->small_segment_max || blockPipeline(s, input));
   return !wholeBuffer(input) && input.sort.key_type != KeyType::kU64 && info.k <= VREN_RADIX_TOPK_SEGMENT_MAX_K &&
          !promised_short;
 }
 
-void recordSegmentSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
-  const SortInfo& in = info.input.sort;
+void recordSegmentSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, const Output& out) {
   detail::beginLabel(s, cmd, "vren_radix top-k");
-  PassConstants pc = segmentConstants(s, info.input);
-  pc.keys[1] = addressOf(s, info.out_keys);
-  pc.values[1] = addressOf(s, info.out_values);
-  pc.flags |= (info.largest ? VREN_RADIX_FLAG_DESCENDING : 0) | (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0);
-  pc.shift = in.begin_bit;
-  pc.end_bit = in.end_bit;
-  pc.k = info.k;
+  PassConstants pc = withOutput(s, segmentConstants(s, info.input), info.input.sort, out);
   pc.pass = VREN_RADIX_TOPK_PHASE_SEGMENTS;
   const detail::Grid grid = detail::gridFor(info.input.segment_count, s->max_groups_x);
   detail::recordDispatch(s, cmd, s->topk, pc, grid.x, grid.y);
   detail::endLabel(s, cmd);
 }
 
-void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
+void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, const Output& out) {
   const SortInfo& in = info.input.sort;
   detail::beginLabel(s, cmd, "vren_radix top-k");
-  PassConstants pc = detail::sortConstants(s, in, nullptr);
-  pc.keys[1] = addressOf(s, info.out_keys);
-  pc.values[1] = addressOf(s, info.out_values);
-  pc.flags |= (info.largest ? VREN_RADIX_FLAG_DESCENDING : 0) | (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0);
-  pc.shift = in.begin_bit;
-  pc.end_bit = in.end_bit;
-  pc.k = info.k;
+  PassConstants pc = withOutput(s, detail::sortConstants(s, in, nullptr), in, out);
   // The level and collect phases: at most VREN_RADIX_TOPK_MAX_GROUPS workgroups of 16 keys per
-  // thread (H200, k = 2048 of 2^20: 0.084 ms; 64 keys per thread, for fewer global atomics, 0.109).
+  // thread (H200, k = 2048 of 2^20, one session: 0.084 ms; 64 keys per thread, for fewer global
+  // atomics, 0.109 ms).
   const uint32_t groups =
       std::min<uint32_t>(VREN_RADIX_TOPK_MAX_GROUPS, divCeil(in.count, 16 * s->striding_workgroup_size));
   const uint32_t levels = divCeil(in.end_bit - in.begin_bit, VREN_RADIX_TOPK_DIGIT_BITS);
@@ -435,16 +423,13 @@ void cmdTopK(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info) {
   assert(validateTopKInfo(s, info) == nullptr);
   const SortInfo& in = info.input.sort;
   if (in.count == 0 || (!wholeBuffer(info.input) && info.input.segment_count == 0)) return;
-  if (selectsTopK(s, info)) {
-    recordSelect(s, cmd, info);
-    return;
-  }
-  if (selectsSegmentTopK(s, info)) {
-    recordSegmentSelect(s, cmd, info);
-    return;
-  }
-  recordSegments(s, cmd, info.input,
-                 {info.out_keys, in.values.buffer ? info.out_values : BufferRange{}, info.largest, info.k});
+  const Output out{info.out_keys, in.values.buffer ? info.out_values : BufferRange{}, info.largest, info.k};
+  if (selectsTopK(s, info))
+    recordSelect(s, cmd, info, out);
+  else if (selectsSegmentTopK(s, info))
+    recordSegmentSelect(s, cmd, info, out);
+  else
+    recordSegments(s, cmd, info.input, out);
 }
 
 }  // namespace vren::radix
