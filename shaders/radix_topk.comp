@@ -52,8 +52,8 @@ const uint WG = gl_WorkGroupSize.x;
 const uint DIGIT = VREN_RADIX_TOPK_DIGIT_BITS;
 const uint SELECT_BINS = VREN_RADIX_TOPK_BINS;
 const uint BINS_PER_THREAD = (SELECT_BINS + WG - 1u) / WG;
-const uint RANK_SPLIT = 16u;  // threads per candidate in the rank phase (WG is a multiple)
-const uint ROUND_KEYS = 8u;   // consecutive keys per thread in a round of the collect phase
+const uint RANK_SPLIT = VREN_RADIX_TOPK_RANK_SPLIT;  // the workgroup size is a multiple
+const uint ROUND_KEYS = VREN_RADIX_TOPK_ROUND_KEYS;
 
 shared uint s_bins[SELECT_BINS];
 shared uint s_threshold;

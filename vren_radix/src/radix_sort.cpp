@@ -46,9 +46,6 @@ constexpr uint32_t kCopyWorkgroups = 1024;
 // global atomics: passes x 256 per workgroup at most.
 constexpr uint32_t kHistogramWorkgroups = 1024;
 constexpr uint32_t kHistogramBatch = 15;
-// Keys per lane of the short-segment sort (radix_segment_small.comp): segments of up to 256 keys
-// at 32 lanes; each key compares itself with every key of its segment.
-constexpr uint32_t kSmallSegmentKeys = 8;
 using detail::kCountTiles;
 using detail::DeviceFunctions;
 using detail::divCeil;
@@ -346,16 +343,16 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   result = striding(vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), &s->segment_ids);
   result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk);
   // Short segments, a subgroup each: as many segments per workgroup as it has subgroups at the
-  // smallest size, of at most that size x kSmallSegmentKeys keys.
+  // smallest size, of at most that size x kSmallSegmentKeys keys (tuning.h).
   {
     const uint32_t size = s->striding_workgroup_size;
     const uint32_t per_group = std::max(1u, size / limits.min_subgroup_size);
     const PipelineSpec small{vren_radix_segment_small_spv, sizeof(vren_radix_segment_small_spv), size,
-                             kSmallSegmentKeys, per_group, 1, tuning.digit_bits, true};
+                             detail::kSmallSegmentKeys, per_group, 1, tuning.digit_bits, true};
     if (result == VK_SUCCESS)
       result = createPipeline(*s, info.pipeline_cache, small, required_subgroup_size, &s->segment_small);
     s->small_segments_per_group = per_group;
-    s->small_segment_max = limits.min_subgroup_size * kSmallSegmentKeys;
+    s->small_segment_max = limits.min_subgroup_size * detail::kSmallSegmentKeys;
   }
   s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;
   s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;

@@ -33,8 +33,6 @@ using detail::tooSmall;
 
 // The grids of the striding passes at most: enough to fill a GPU.
 constexpr uint32_t kStridingWorkgroups = 2048;
-// Threads per candidate in radix_topk.comp's rank phase (its RANK_SPLIT).
-constexpr uint32_t kRankSplit = 16;
 
 VkDeviceSize alignUp(VkDeviceSize v) {
   return (v + kAlignment - 1) / kAlignment * kAlignment;
@@ -240,11 +238,9 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
   const SortInfo& in = info.input.sort;
   detail::beginLabel(s, cmd, "vren_radix top-k");
   PassConstants pc = withOutput(s, detail::sortConstants(s, in, nullptr), in, out);
-  // The level and collect phases: at most VREN_RADIX_TOPK_MAX_GROUPS workgroups of 16 keys per
-  // thread (H200, k = 2048 of 2^20, one session: 0.084 ms; 64 keys per thread, for fewer global
-  // atomics, 0.109 ms).
-  const uint32_t groups =
-      std::min<uint32_t>(VREN_RADIX_TOPK_MAX_GROUPS, divCeil(in.count, 16 * s->striding_workgroup_size));
+  // The level and collect phases: at most VREN_RADIX_TOPK_MAX_GROUPS workgroups.
+  const uint32_t groups = std::min<uint32_t>(
+      VREN_RADIX_TOPK_MAX_GROUPS, divCeil(in.count, detail::kSelectKeysPerThread * s->striding_workgroup_size));
   const uint32_t levels = divCeil(in.end_bit - in.begin_bit, VREN_RADIX_TOPK_DIGIT_BITS);
   auto phase = [&](uint32_t p, uint32_t grid) {
     pc.pass = p;
@@ -258,7 +254,7 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
   detail::computeToComputeBarrier(s, cmd);
   phase(VREN_RADIX_TOPK_PHASE_COLLECT, groups);
   detail::computeToComputeBarrier(s, cmd);
-  phase(VREN_RADIX_TOPK_PHASE_RANK, divCeil(info.k, s->striding_workgroup_size / kRankSplit));
+  phase(VREN_RADIX_TOPK_PHASE_RANK, divCeil(info.k, s->striding_workgroup_size / VREN_RADIX_TOPK_RANK_SPLIT));
   detail::endLabel(s, cmd);
 }
 

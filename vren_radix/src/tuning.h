@@ -63,6 +63,17 @@ constexpr uint32_t kMaxBlockSize = 4096;
 constexpr uint32_t kBlockShapes = 3;
 std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, uint32_t key_words);
 
+// Segmented sorts and top-k (segments.cpp). H200, driver 580.159.04, medians, one session each
+// (bench/RESULTS.md, 2026-11-26).
+// Keys per lane of the short-segment sort (radix_segment_small.comp): a subgroup takes segments
+// of up to min_subgroup_size x this many keys, each key compared with every key of its segment.
+// 1M segments of 16 keys: a subgroup each 1.43 ms, a workgroup each 30.0 ms (segments of up to 16
+// keys now take a thread each: 0.195 ms); other values unmeasured.
+constexpr uint32_t kSmallSegmentKeys = 8;
+// Keys per thread of the whole-buffer top-k's level and collect workgroups. k = 2048 of 2^20:
+// 16 keys 0.084 ms, 64 keys (a quarter of the workgroups, for fewer histogram atomics) 0.109 ms.
+constexpr uint32_t kSelectKeysPerThread = 16;
+
 // The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and
 // the internal buffer depend on it), possibly split over more threads.
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);
