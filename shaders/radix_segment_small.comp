@@ -54,6 +54,7 @@ void sort_by_thread() {
   const uint segment = tile_index() * gl_WorkGroupSize.x + gl_LocalInvocationIndex;
   if (segment >= segments_in_use()) return;
   const uvec2 range = segment_range(segment);
+  if (!length_taken(range.y - range.x)) return;  // another way sorts it
   const uint length = min(range.y - range.x, TINY);
   ReadUints keys_in = ReadUints(pc.keys[0]);
   uint keys[TINY], fields[TINY], places[TINY];
@@ -87,6 +88,7 @@ void main() {
   // Uniform per subgroup.
   for (uint segment = tile_index() * MAX_SUBGROUPS + gl_SubgroupID; segment < last; segment += gl_NumSubgroups) {
     const uvec2 range = segment_range(segment);
+    if (!length_taken(range.y - range.x)) continue;  // uniform per subgroup: another way sorts it
     const uint length = min(range.y - range.x, capacity);
     uint keys[KEYS_PER_THREAD], fields[KEYS_PER_THREAD];
     [[unroll]] for (uint r = 0u; r < KEYS_PER_THREAD; ++r) {

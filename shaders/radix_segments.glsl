@@ -39,3 +39,7 @@ uint segment_of(uint i, uint segments) {
   }
   return low;
 }
+
+// Whether the one-dispatch ways take a segment of this many elements (pc.min_length,
+// pc.max_length).
+bool length_taken(uint length) { return length >= pc.min_length && (pc.max_length == 0u || length <= pc.max_length); }

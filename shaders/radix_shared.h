@@ -51,6 +51,8 @@
 // Segmented sorts (radix_segments.glsl): words of the segment scratch block, which starts the
 // internal buffer of cmdSortSegmented and cmdTopK.
 #define VREN_RADIX_SEGMENTS_COUNT 0    // the element count: the last offset, clamped
+#define VREN_RADIX_SEGMENTS_GRID 4     // VkDispatchIndirectCommand of the multi-pass path's own
+                                       // passes (radix_segment_classify.comp)
 #define VREN_RADIX_SEGMENTS_WORDS 64   // the block's size (the data after it stays 16-byte aligned)
 
 // Top-k of a whole buffer by radix select (radix_topk.comp): pc.pass names the phase, the
@@ -110,10 +112,14 @@ struct PassConstants {
   uint32_t segment_count;
   uint64_t segments;
   uint32_t k;
+  // Segmented sorts without a promised length: the one-dispatch ways take the segments of
+  // [min_length, max_length] elements only (max_length 0: every segment).
+  uint32_t min_length;
+  uint32_t max_length;
 };
 static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_TOTALS,
               "the parity of every pass and of the result fit before the totals");
-static_assert(sizeof(PassConstants) == 112, "PassConstants must match the GLSL push-constant block");
+static_assert(sizeof(PassConstants) == 120, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, segments) == 96, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");
 }  // namespace vren::radix::detail
@@ -145,6 +151,8 @@ layout(push_constant, std430) uniform PassConstants {
   uint segment_count;
   ReadUints segments;
   uint k;
+  uint min_length;
+  uint max_length;
 } pc;
 #endif
 

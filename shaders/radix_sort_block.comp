@@ -67,6 +67,7 @@ void main() {
   if (segmented) {
     if (tile_index() >= segments_in_use()) return;  // uniform: the whole workgroup
     const uvec2 range = segment_range(tile_index());
+    if (!length_taken(range.y - range.x)) return;  // uniform: another way sorts it
     base = range.x;
     count = min(range.y - range.x, TILE_SIZE);
   } else if ((pc.flags & VREN_RADIX_FLAG_INDIRECT) != 0u) {

@@ -22,6 +22,7 @@
 #include "spirv/radix_scatter_u64.h"
 #include "spirv/radix_scatter_wide.h"
 #include "spirv/radix_scatter_wide_u64.h"
+#include "spirv/radix_segment_classify.h"
 #include "spirv/radix_segment_copy.h"
 #include "spirv/radix_segment_copy_u64.h"
 #include "spirv/radix_segment_ids.h"
@@ -342,6 +343,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   result = striding(vren_radix_gather_u64_spv, sizeof(vren_radix_gather_u64_spv), &s->segments_u64.gather);
   result = striding(vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), &s->segment_ids);
   result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk);
+  result = striding(vren_radix_segment_classify_spv, sizeof(vren_radix_segment_classify_spv), &s->segment_classify);
   // Short segments, a subgroup each: as many segments per workgroup as it has subgroups at the
   // smallest size, of at most that size x kSmallSegmentKeys keys (tuning.h).
   {
@@ -374,7 +376,8 @@ void destroySorter(Sorter* s) {
   destroyKeyPipelines(*s, s->u32);
   destroyKeyPipelines(*s, s->u64);
   for (VkPipeline pipeline : {s->scan, s->segments_u32.copy, s->segments_u32.gather, s->segments_u64.copy,
-                              s->segments_u64.gather, s->segment_ids, s->topk, s->segment_small})
+                              s->segments_u64.gather, s->segment_ids, s->topk, s->segment_small,
+                              s->segment_classify})
     if (pipeline) s->fn.destroyPipeline(s->device, pipeline, s->allocator);
   if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
   delete s;
@@ -572,6 +575,13 @@ void recordDispatch(const Sorter* s, VkCommandBuffer cmd, VkPipeline pipeline, c
   s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
   s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   s->fn.cmdDispatch(cmd, x, y, 1);
+}
+
+void recordDispatchIndirect(const Sorter* s, VkCommandBuffer cmd, VkPipeline pipeline, const PassConstants& pc,
+                            VkBuffer buffer, VkDeviceSize offset) {
+  s->fn.cmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
+  s->fn.cmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  s->fn.cmdDispatchIndirect(cmd, buffer, offset);
 }
 
 }  // namespace detail

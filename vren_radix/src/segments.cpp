@@ -62,6 +62,11 @@ BufferRange sub(const BufferRange& r, VkDeviceSize offset, VkDeviceSize size) {
   return {r.buffer, r.offset + offset, size};
 }
 
+// Workgroups of a pass striding over `items` words.
+uint32_t stridingGrid(const Sorter* s, uint64_t items) {
+  return std::min(kStridingWorkgroups, std::max(1u, divCeil(items, s->striding_workgroup_size)));
+}
+
 // What either way writes: where, the order, and k (0: whole segments at their offsets).
 struct Output {
   BufferRange keys, values;
@@ -102,31 +107,71 @@ PassConstants segmentConstants(const Sorter* s, const SegmentedSortInfo& info) {
   return pc;
 }
 
+// The one-dispatch ways, each for the segments of lengths [min_length, max_length] (max_length
+// 0: all): a thread each up to 16 32-bit keys, a subgroup each up to small_segment_max, a
+// workgroup each (`block`) up to its tile.
+void recordThreads(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, const Output& out,
+                   uint32_t segments, bool by_thread, uint32_t min_length, uint32_t max_length) {
+  PassConstants pc = withOutput(s, segmentConstants(s, info), info.sort, out);
+  if (by_thread) pc.flags |= VREN_RADIX_FLAG_THREAD_SEGMENTS;
+  pc.min_length = min_length;
+  pc.max_length = max_length;
+  const uint32_t per_group = by_thread ? s->striding_workgroup_size : s->small_segments_per_group;
+  const detail::Grid grid = detail::gridFor(divCeil(segments, per_group), s->max_groups_x);
+  detail::recordDispatch(s, cmd, s->segment_small, pc, grid.x, grid.y);
+}
+uint32_t recordBlocks(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, const Output& out,
+                      uint32_t segments, VkPipeline block, uint32_t min_length, uint32_t max_length) {
+  PassConstants pc = withOutput(s, segmentConstants(s, info), info.sort, out);
+  pc.flags |= VREN_RADIX_FLAG_SEGMENTED;
+  pc.pass = detail::passCount(info.sort.begin_bit, info.sort.end_bit, VREN_RADIX_MAX_DIGIT_BITS);
+  pc.min_length = min_length;
+  pc.max_length = max_length;
+  const detail::Grid grid = detail::gridFor(segments, s->max_groups_x);
+  detail::recordDispatch(s, cmd, block, pc, grid.x, grid.y);
+  return pc.pass;
+}
+
 uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, const Output& out) {
   const SortInfo& in = info.sort;
   const uint32_t segments = wholeBuffer(info) ? 1 : info.segment_count;
+  const bool wide = in.key_type == KeyType::kU64;
   detail::beginLabel(s, cmd, out.k ? "vren_radix top-k" : "vren_radix segmented sort");
 
+  // A promised length (or a whole buffer's count): the one way that holds it, one dispatch.
   const uint32_t longest = wholeBuffer(info) ? in.count : info.max_segment_length;
-  if (in.key_type != KeyType::kU64 && longest > 0 && longest <= s->small_segment_max) {  // a subgroup per segment
-    const bool by_thread = longest <= VREN_RADIX_THREAD_SEGMENT_MAX;
-    PassConstants pc = withOutput(s, segmentConstants(s, info), in, out);
-    if (by_thread) pc.flags |= VREN_RADIX_FLAG_THREAD_SEGMENTS;
-    const uint32_t per_group = by_thread ? s->striding_workgroup_size : s->small_segments_per_group;
-    const detail::Grid grid = detail::gridFor(divCeil(segments, per_group), s->max_groups_x);
-    detail::recordDispatch(s, cmd, s->segment_small, pc, grid.x, grid.y);
+  if (!wide && longest > 0 && longest <= s->small_segment_max) {
+    recordThreads(s, cmd, info, out, segments, longest <= VREN_RADIX_THREAD_SEGMENT_MAX, 0, 0);
     detail::endLabel(s, cmd);
     return 1;
   }
-
-  if (VkPipeline block = blockPipeline(s, info)) {  // one dispatch: a workgroup per segment
-    PassConstants pc = withOutput(s, segmentConstants(s, info), in, out);
-    pc.flags |= VREN_RADIX_FLAG_SEGMENTED;
-    pc.pass = detail::passCount(in.begin_bit, in.end_bit, VREN_RADIX_MAX_DIGIT_BITS);
-    const detail::Grid grid = detail::gridFor(segments, s->max_groups_x);
-    detail::recordDispatch(s, cmd, block, pc, grid.x, grid.y);
+  if (VkPipeline block = blockPipeline(s, info)) {
+    const uint32_t passes = recordBlocks(s, cmd, info, out, segments, block, 0, 0);
     detail::endLabel(s, cmd);
-    return pc.pass;
+    return passes;
+  }
+
+  // No promise: each one-dispatch way takes the segments of its lengths, and the multi-pass path
+  // behind them runs only if the GPU finds a longer segment (radix_segment_classify.comp): when it
+  // finds none, its dispatches are recorded but do nothing.
+  const detail::KeyPipelines& p = detail::pipelinesFor(s, in.key_type);
+  const uint32_t block_max = p.block.max_count;
+  const uint32_t small_max = wide ? 0 : s->small_segment_max;
+  const uint32_t one_dispatch_max = std::max(small_max, block_max);
+  const bool classify = longest == 0 && one_dispatch_max > 0;
+  if (classify) {
+    PassConstants pc = segmentConstants(s, info);
+    pc.internal = addressOf(s, in.internal);
+    pc.max_length = one_dispatch_max;
+    pc.min_length = stridingGrid(s, uint64_t{in.count} * keyBytes(in.key_type) / 4);
+    detail::recordDispatch(s, cmd, s->segment_classify, pc, 1, 1);
+    detail::computeToComputeBarrier(s, cmd, true);
+    if (!wide) {
+      recordThreads(s, cmd, info, out, segments, true, 0, VREN_RADIX_THREAD_SEGMENT_MAX);
+      recordThreads(s, cmd, info, out, segments, false, VREN_RADIX_THREAD_SEGMENT_MAX + 1, small_max);
+    }
+    if (block_max > small_max)
+      recordBlocks(s, cmd, info, out, segments, p.block.pipelineFor(block_max), small_max + 1, block_max);
   }
 
   // The multi-pass path.
@@ -140,15 +185,20 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
   const BufferRange sort_internal = sub(in.internal, l.sort, l.end - l.sort);
   const detail::SegmentPipelines& pipelines = in.key_type == KeyType::kU64 ? s->segments_u64 : s->segments_u32;
   const uint32_t words = static_cast<uint32_t>(keyBytes(in.key_type) / 4);
-  auto stridingGrid = [&](uint64_t items) {
-    return std::min(kStridingWorkgroups, std::max(1u, divCeil(items, s->striding_workgroup_size)));
-  };
 
   // 1. copy       the keys -> internal, the element count -> the scratch block | barrier
   PassConstants pc = segmentConstants(s, info);
   pc.keys[1] = addressOf(s, keys[0]);
   pc.internal = addressOf(s, in.internal);
-  detail::recordDispatch(s, cmd, pipelines.copy, pc, stridingGrid(uint64_t{in.count} * words), 1);
+  // Striding passes: on the grid the classification wrote, or a direct one.
+  auto striding = [&](VkPipeline pipeline, const PassConstants& constants, uint64_t items) {
+    if (classify)
+      detail::recordDispatchIndirect(s, cmd, pipeline, constants, in.internal.buffer,
+                                     in.internal.offset + 4 * VREN_RADIX_SEGMENTS_GRID);
+    else
+      detail::recordDispatch(s, cmd, pipeline, constants, stridingGrid(s, items), 1);
+  };
+  striding(pipelines.copy, pc, uint64_t{in.count} * words);
   detail::computeToComputeBarrier(s, cmd);
 
   // 2. by key     a stable argsort of the copy on the stored count      | barrier
@@ -175,7 +225,7 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
     pc = segmentConstants(s, info);
     pc.values[0] = addressOf(s, order);
     pc.keys[1] = addressOf(s, segment_keys);
-    detail::recordDispatch(s, cmd, s->segment_ids, pc, stridingGrid(in.count), 1);
+    striding(s->segment_ids, pc, in.count);
     detail::computeToComputeBarrier(s, cmd);
     // 4. by segment a stable sort of the segments, carrying the indices     | barrier
     SortInfo by_segment{};
@@ -199,7 +249,7 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
   pc.internal = addressOf(s, order);
   pc.flags |= (in.argsort ? VREN_RADIX_FLAG_INDEX_VALUES : 0);
   pc.k = out.k;
-  detail::recordDispatch(s, cmd, pipelines.gather, pc, stridingGrid(in.count), 1);
+  striding(pipelines.gather, pc, in.count);
   detail::endLabel(s, cmd);
   return passes;
 }

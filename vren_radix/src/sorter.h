@@ -91,6 +91,7 @@ struct Sorter {
   VkPipeline segment_ids = VK_NULL_HANDLE;  // radix_segment_ids.comp
   VkPipeline topk = VK_NULL_HANDLE;         // radix_topk.comp: top-k of a whole buffer of 32-bit keys
   VkPipeline segment_small = VK_NULL_HANDLE;  // radix_segment_small.comp: short segments, a subgroup each
+  VkPipeline segment_classify = VK_NULL_HANDLE;  // radix_segment_classify.comp: the longest segment
   uint32_t small_segment_max = 0;             // the longest segment it takes (0: none)
   uint32_t small_segments_per_group = 0;      // segments per workgroup
   uint32_t striding_workgroup_size = 0;     // of the segment pipelines, whose grids stride
@@ -130,6 +131,10 @@ PassConstants sortConstants(const Sorter* s, const SortInfo& info, const BufferR
 // Records one dispatch with its push constants.
 void recordDispatch(const Sorter* s, VkCommandBuffer cmd, VkPipeline pipeline, const PassConstants& pc, uint32_t x,
                     uint32_t y);
+
+// The same on a grid read from `buffer` at `offset` (a VkDispatchIndirectCommand).
+void recordDispatchIndirect(const Sorter* s, VkCommandBuffer cmd, VkPipeline pipeline, const PassConstants& pc,
+                            VkBuffer buffer, VkDeviceSize offset);
 
 // cmdSort, or with count_buffer cmdSortIndirect.
 SortResult recordSort(const Sorter* s, VkCommandBuffer cmd, const SortInfo& info, const BufferRange* count_buffer);

@@ -253,13 +253,16 @@ struct SegmentedSortInfo {
   // Optional: the number of segments, a u32 written by earlier GPU work, clamped to
   // segment_count (which then sizes the internal buffer).
   BufferRange segment_count_buffer;
-  // Optional promise: no segment holds more elements (0: unknown). With a promise every segment
-  // is sorted in one dispatch: by a thread up to 16 32-bit keys, by a subgroup up to 8 keys per
-  // lane of the smallest subgroup size (256 at 32 lanes), by a workgroup up to
-  // getSorterProperties().block_size (block_size_u64 for kU64 keys). Otherwise, or past those,
-  // the whole buffer is sorted by key and then by segment. A segment longer than promised is not
-  // sorted as a whole (results past what its thread, subgroup or workgroup holds are missing),
-  // but nothing is written outside the buffers.
+  // Optional promise: no segment holds more elements (0: unknown). Segments are sorted by a
+  // thread up to 16 32-bit keys, by a subgroup up to 8 keys per lane of the smallest subgroup
+  // size (256 at 32 lanes), by a workgroup up to getSorterProperties().block_size (block_size_u64
+  // for kU64 keys), in one dispatch each; past those the whole buffer is sorted by key and then by
+  // segment. With a promise only the way that holds it is recorded. Without one, a workgroup first
+  // finds the longest segment on the GPU: each one-dispatch way sorts the segments of its
+  // lengths, and the two sorts run (over every segment) only if a longer one exists, their
+  // dispatches recorded either way. A segment longer than promised is not sorted as a whole
+  // (results past what its thread, subgroup or workgroup holds are missing), but nothing is
+  // written outside the buffers.
   uint32_t max_segment_length = 0;
 };
 
@@ -277,8 +280,9 @@ const char* validateSegmentedSortInfo(const Sorter* sorter, const SegmentedSortI
 const char* validateSegmentOffsets(std::span<const uint32_t> offsets, uint32_t count);
 
 // Records the segmented sort into `cmd`: a fixed number of dispatches, whatever the number of
-// segments (one with max_segment_length promised within a workgroup; otherwise a copy, the sort
-// by key, the segments' keys, the sort by segment, and a gather). The result is in keys_temp/values_temp
+// segments (one with max_segment_length promised within a workgroup; otherwise the longest
+// segment found, the one-dispatch ways, and a copy, the sort by key, the segments' keys, the sort
+// by segment and a gather that do nothing unless a segment is too long for the others). The result is in keys_temp/values_temp
 // (in_temp true) unless the sort is empty (count, segment_count or the bit range 0: nothing is
 // recorded, and the result names keys/values).
 //
