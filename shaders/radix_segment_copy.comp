@@ -24,5 +24,8 @@ void main() {
   const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   ReadUints keys_in = ReadUints(pc.keys[0]);
   WriteUints keys_out = WriteUints(pc.keys[1]);
-  for (uint i = first; i < count * KEY_WORDS; i += stride) keys_out.data[i] = keys_in.data[i];  // count < 2^30
+  // By key: u32 indices of keys below 2^31 cannot wrap past the count (words of u64 keys could).
+  for (uint i = first; i < count; i += stride) {
+    [[unroll]] for (uint w = 0u; w < KEY_WORDS; ++w) keys_out.data[i * KEY_WORDS + w] = keys_in.data[i * KEY_WORDS + w];
+  }
 }

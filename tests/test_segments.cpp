@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu_test.h"
+#include "radix_shared.h"
 #include "reliability.h"
 
 namespace vren::radix::test {
@@ -534,6 +535,21 @@ TEST_CASE("segmented sorts and top-k refuse what they cannot run, with a sentenc
   bad_topk = topk;
   bad_topk.k = 1u << 28;
   checkRefused(validateTopKInfo(sorter, bad_topk), "2^30", "segment_count * k too large");
+
+  // A whole buffer too large for one workgroup takes the radix select, whose words reach past the
+  // multi-pass layout: an output there overlaps them.
+  const uint32_t whole = getSorterProperties(sorter).block_size + 1000;
+  const MemoryRequirements select_req = getTopKMemoryRequirements(sorter, whole, 1, 10, false);
+  TopKInfo select;
+  select.input.sort.count = whole;
+  select.input.sort.keys = {buffers.make(4 * whole, req.usage), 0, 4 * whole};
+  const VkBuffer shared = buffers.make(select_req.internal_size + 4096, select_req.internal_usage);
+  select.input.sort.internal = {shared, 0, select_req.internal_size};
+  select.k = 10;
+  select.out_keys = {buffers.make(40, req.usage), 0, 40};
+  CHECK(validateTopKInfo(sorter, select) == nullptr);
+  select.out_keys = {shared, 4 * VREN_RADIX_TOPK_WORDS - 64, 40};  // past the multi-pass layout
+  checkRefused(validateTopKInfo(sorter, select), "overlap", "an output inside the select's words");
 }
 
 }  // namespace vren::radix::test

@@ -377,8 +377,11 @@ MemoryRequirements getSegmentedMemoryRequirements(const Sorter* s, uint32_t max_
 
 MemoryRequirements getTopKMemoryRequirements(const Sorter* s, uint32_t max_count, uint32_t max_segments, uint32_t k,
                                              bool with_values, KeyType key_type) {
+  // The select's words, if larger, whatever k (a buffer sized once serves every k), and the
+  // outputs are the caller's: k changes no size here.
+  (void)k;
   MemoryRequirements r = getSegmentedMemoryRequirements(s, max_count, max_segments, with_values, key_type);
-  if (key_type != KeyType::kU64 && k <= VREN_RADIX_TOPK_MAX_K)  // the select's words, if larger
+  if (key_type != KeyType::kU64)
     r.internal_size = std::max<VkDeviceSize>(r.internal_size, VkDeviceSize{VREN_RADIX_TOPK_WORDS} * 4);
   r.keys_temp_size = 0;
   r.values_temp_size = 0;
@@ -457,9 +460,12 @@ const char* validateTopKInfo(const Sorter* s, const TopKInfo& info) {
       {input.segment_count_buffer, input.segment_count_buffer.buffer ? 4 : 0}};
   if (selectsTopK(s, info) && tooSmall(in.internal, VkDeviceSize{VREN_RADIX_TOPK_WORDS} * 4))
     return "The internal buffer is smaller than getTopKMemoryRequirements() asks for this count and k.";
-  const std::pair<BufferRange, VkDeviceSize> written[] = {{info.out_keys, out_key_bytes},
-                                                          {info.out_values, out_value_bytes},
-                                                          {in.internal, layoutFor(s, in.count, in.key_type).end}};
+  // The select's words where it runs, else the multi-pass path's layout.
+  const VkDeviceSize internal_bytes =
+      std::max(layoutFor(s, in.count, in.key_type).end,
+               selectsTopK(s, info) ? VkDeviceSize{VREN_RADIX_TOPK_WORDS} * 4 : VkDeviceSize{0});
+  const std::pair<BufferRange, VkDeviceSize> written[] = {
+      {info.out_keys, out_key_bytes}, {info.out_values, out_value_bytes}, {in.internal, internal_bytes}};
   if (anyOverlap(read, written))
     return "The buffers top-k writes (out_keys, out_values, internal) must not overlap each other or its inputs.";
   return nullptr;

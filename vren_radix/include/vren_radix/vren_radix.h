@@ -299,7 +299,8 @@ SortResult cmdSortSegmented(const Sorter* sorter, VkCommandBuffer cmd, const Seg
 // lower input index first: the result equals the first k elements of the stable sort.
 // For 32-bit keys a radix select finds the k-th key without sorting: over a whole buffer with
 // k <= 4096 (six dispatches), per segment with k <= 1024 (one dispatch, a workgroup per
-// segment, unless short segments were promised). Otherwise the segments are sorted as by
+// segment, unless short segments were promised: a few huge segments then leave most of the GPU
+// idle; give them as a whole buffer where they are one). Otherwise the segments are sorted as by
 // cmdSortSegmented and their first k kept.
 struct TopKInfo {
   // The input, as for cmdSortSegmented; input.sort.descending must be false (largest says the
@@ -317,8 +318,10 @@ struct TopKInfo {
 };
 
 // Sizes for top-k of up to max_count elements in up to max_segments segments (1 without
-// offsets): internal_size (keys_temp_size and values_temp_size are 0: the results go to the
-// outputs, of max_segments * k elements).
+// offsets), for any k: internal_size (keys_temp_size and values_temp_size are 0: the results go
+// to the outputs, of max_segments * k elements). Segmented sorts and top-k keep about 16 bytes
+// per element in the internal buffer (24 for kU64 keys) besides the sort's own words: one
+// allocation bounds them below getSorterProperties().max_count.
 MemoryRequirements getTopKMemoryRequirements(const Sorter* sorter, uint32_t max_count, uint32_t max_segments,
                                              uint32_t k, bool with_values, KeyType key_type = KeyType::kU32);
 
