@@ -309,6 +309,11 @@ TEST_CASE_FIXTURE(GpuTest, "segmented sorts: segments longer than 2^20") {
   c.options.argsort = true;
   c.options.descending = true;
   run(ctx, c);
+  // Top-k of segments averaging over 2^18 keys: the sorts, not a workgroup per segment.
+  c.options.descending = false;
+  c.k = 7;
+  c.largest = true;
+  run(ctx, c);
 }
 
 TEST_CASE_FIXTURE(GpuTest, "segmented sorts: a GPU-side segment count" * doctest::test_suite("subgroup")) {

@@ -265,14 +265,16 @@ bool selectsTopK(const Sorter* s, const TopKInfo& info) {
 
 // Top-k of each segment by radix select in one workgroup per segment (radix_topk.comp's segments
 // phase), for 32-bit keys and k within its shared candidates, unless the caller promised segments
-// short enough to sort whole in one subgroup or workgroup. Any segment length: a segment's
-// workgroup reads its keys 4 times.
+// short enough to sort whole in one subgroup or workgroup, or the segments average more than
+// kSegmentSelectMaxAverage elements: a segment's workgroup reads its keys 4 times alone, so a few
+// huge segments would leave the GPU idle, where the sorts spread them over every workgroup.
 bool selectsSegmentTopK(const Sorter* s, const TopKInfo& info) {
   const SegmentedSortInfo& input = info.input;
   const bool promised_short =
       input.max_segment_length > 0 && (input.max_segment_length <= s->small_segment_max || blockPipeline(s, input));
+  const bool few_huge = uint64_t{input.sort.count} > uint64_t{input.segment_count} * detail::kSegmentSelectMaxAverage;
   return !wholeBuffer(input) && input.sort.key_type != KeyType::kU64 && info.k <= VREN_RADIX_TOPK_SEGMENT_MAX_K &&
-         !promised_short;
+         !promised_short && !few_huge;
 }
 
 void recordSegmentSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, const Output& out) {
