@@ -299,9 +299,8 @@ SortResult cmdSortSegmented(const Sorter* sorter, VkCommandBuffer cmd, const Seg
 // lower input index first: the result equals the first k elements of the stable sort.
 // For 32-bit keys a radix select finds the k-th key without sorting: over a whole buffer with
 // k <= 4096 (six dispatches), per segment with k <= 1024 (one dispatch, a workgroup per
-// segment, unless short segments were promised: a few huge segments then leave most of the GPU
-// idle; give them as a whole buffer where they are one). Otherwise the segments are sorted as by
-// cmdSortSegmented and their first k kept.
+// segment, unless short segments were promised or the segments average over 2^18 elements).
+// Otherwise the segments are sorted as by cmdSortSegmented and their first k kept.
 struct TopKInfo {
   // The input, as for cmdSortSegmented; input.sort.descending must be false (largest says the
   // order), and keys_temp / values_temp are not used. Without offsets (input.offsets.buffer
