@@ -296,31 +296,22 @@ uint64_t createUnderFailures(const char* what, Injector& injector, VkResult inje
 template <typename Injector, typename Configure>
 std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, VkResult injected,
                                               Configure configure) {
+  // One object kind: its create info with `configure` applied, created and destroyed.
+  auto each = [&]<typename Object, typename Info>(const char* what, VkResult (*create)(const Info&, Object**, std::string*),
+                                                  void (*destroy)(Object*)) {
+    return createUnderFailures<Object>(
+        what, injector, injected,
+        [&](Object** out, std::string* why) {
+          Info info = ctx.template createInfo<Info>();
+          configure(info.allocator, info.get_device_proc_addr);
+          return create(info, out, why);
+        },
+        destroy);
+  };
   std::vector<uint64_t> steps;
-  steps.push_back(createUnderFailures<Sorter>(
-      "createSorter", injector, injected,
-      [&](Sorter** out, std::string* why) {
-        SorterCreateInfo info = ctx.createInfo<SorterCreateInfo>();
-        configure(info.allocator, info.get_device_proc_addr);
-        return createSorter(info, out, why);
-      },
-      destroySorter));
-  steps.push_back(createUnderFailures<TilePacker>(
-      "createTilePacker", injector, injected,
-      [&](TilePacker** out, std::string* why) {
-        TilePackerCreateInfo info = ctx.createInfo<TilePackerCreateInfo>();
-        configure(info.allocator, info.get_device_proc_addr);
-        return createTilePacker(info, out, why);
-      },
-      destroyTilePacker));
-  steps.push_back(createUnderFailures<MaterialSorter>(
-      "createMaterialSorter", injector, injected,
-      [&](MaterialSorter** out, std::string* why) {
-        MaterialSorterCreateInfo info = ctx.createInfo<MaterialSorterCreateInfo>();
-        configure(info.allocator, info.get_device_proc_addr);
-        return createMaterialSorter(info, out, why);
-      },
-      destroyMaterialSorter));
+  steps.push_back(each("createSorter", createSorter, destroySorter));
+  steps.push_back(each("createTilePacker", createTilePacker, destroyTilePacker));
+  steps.push_back(each("createMaterialSorter", createMaterialSorter, destroyMaterialSorter));
   return steps;
 }
 
