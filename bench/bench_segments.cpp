@@ -212,12 +212,13 @@ void benchShape(benchmark::State& state, Context& ctx, const Shape& shape) {
 
 // The shapes of vren_radix_cub_bench --segmented, and top-k.
 const Shape kShapes[] = {
-    // Segmented sorts: with max_segment_length promised (one workgroup or one subgroup per
-    // segment), and without (the two sorts).
+    // Segmented sorts: with max_segment_length promised (the one way that holds it), and without
+    // (the GPU finds each segment's way).
     {"argsort_rows/4096x4096/f32/promised", KeyType::kF32, 4096, 4096, 0, true, 4096},
     {"argsort_rows/4096x4096/f32/unknown", KeyType::kF32, 4096, 4096, 0, true, 0},
     {"small_segments/1Mx16/promised", KeyType::kU32, 1u << 20, 16, 0, false, 16},
     {"small_segments/1Mx16/unknown", KeyType::kU32, 1u << 20, 16, 0, false, 0},
+    {"large_segments/256x65536/promised", KeyType::kU32, 256, 1u << 16, 0, false, 1u << 16},
     {"large_segments/256x65536/unknown", KeyType::kU32, 256, 1u << 16, 0, false, 0},
     // Top-k of a whole buffer (radix select), and per row (the two sorts).
     {"topk_whole/k2048/1048576/argsort", KeyType::kU32, 0, 1u << 20, 2048, true, 0},

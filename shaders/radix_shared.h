@@ -47,19 +47,37 @@
 #define VREN_RADIX_FLAG_SEGMENTED 512u    // one-dispatch sort: one workgroup per segment (radix_segments.glsl)
 #define VREN_RADIX_FLAG_THREAD_SEGMENTS 1024u  // short-segment sort: one thread per segment
 #define VREN_RADIX_THREAD_SEGMENT_MAX 16  // the longest segment a thread sorts alone
+#define VREN_RADIX_FLAG_REDUCE 2048u      // segment classification: the second step
 
 // Segmented sorts (radix_segments.glsl): words of the segment scratch block, which starts the
 // internal buffer of cmdSortSegmented and cmdTopK.
 #define VREN_RADIX_SEGMENTS_COUNT 0    // the element count: the last offset, clamped
-#define VREN_RADIX_SEGMENTS_GRID 4     // VkDispatchIndirectCommand of the multi-pass path's own
-                                       // passes (radix_segment_classify.comp)
-#define VREN_RADIX_SEGMENTS_WORDS 64   // the block's size (the data after it stays 16-byte aligned)
+// VkDispatchIndirectCommand grids written by radix_segment_classify.comp: the multi-pass path's
+// striding passes, then each one-dispatch way's.
+#define VREN_RADIX_SEGMENTS_GRID 4
+#define VREN_RADIX_SEGMENTS_SWEEP_GRID 8
+#define VREN_RADIX_SEGMENTS_THREAD_GRID 12
+#define VREN_RADIX_SEGMENTS_SMALL_GRID 16
+#define VREN_RADIX_SEGMENTS_BLOCK_GRID 20
+// Each classifying workgroup's longest segment and ways taken (2 words each), at most MAX_PARTS.
+#define VREN_RADIX_SEGMENTS_PARTS 32
+#define VREN_RADIX_SEGMENTS_MAX_PARTS 1024
+#define VREN_RADIX_SEGMENTS_WORDS (VREN_RADIX_SEGMENTS_PARTS + 2 * VREN_RADIX_SEGMENTS_MAX_PARTS)  // 16-byte multiple
+// After the block, the multi-pass path's halves (n = the sort's count, at least 1): two of the
+// keys (n * key_words words each, from VREN_RADIX_SEGMENTS_WORDS), then two of the values or
+// indices (n words each), each rounded up to 16 bytes.
+#define VREN_RADIX_SWEEP_SPAN(words) (((words) + 3u) / 4u * 4u)
+#define VREN_RADIX_SWEEP_VALUES(n, key_words) (VREN_RADIX_SEGMENTS_WORDS + 2u * VREN_RADIX_SWEEP_SPAN((n) * (key_words)))
 
 // Top-k of a whole buffer by radix select (radix_topk.comp): pc.pass names the phase, the
 // internal words hold, in order: each level's digit histogram, the state entering each level
-// (prefix, keys below it), the candidate count, the candidates' keys and input indices, and each
-// workgroup's histogram of the last level.
+// (prefix, keys below it), the candidate count, two indirect grids (the later levels' and the
+// collect's, then the rank's), the candidates' keys and input indices, and each workgroup's
+// histogram of the last level.
 #define VREN_RADIX_TOPK_MAX_K 4096
+// Candidates at most: every key in the first level's bins up to the k-th key's, when they fit
+// (level 1 then gathers them and the later levels are skipped), else exactly k.
+#define VREN_RADIX_TOPK_MAX_CANDIDATES 16384
 #define VREN_RADIX_TOPK_MAX_GROUPS 512
 #define VREN_RADIX_TOPK_DIGIT_BITS 11
 #define VREN_RADIX_TOPK_BINS 2048       // 2^VREN_RADIX_TOPK_DIGIT_BITS
@@ -70,18 +88,20 @@
 #define VREN_RADIX_TOPK_PHASE_RANK 5     // rank the candidates among themselves, write them out
 #define VREN_RADIX_TOPK_PHASE_SEGMENTS 6  // per segment: one workgroup does every phase (k <= SEGMENT_MAX_K)
 #define VREN_RADIX_TOPK_SEGMENT_MAX_K 1024
-// Threads sharing each candidate's comparisons in the rank phase. H200, k = 2048 of 2^20: one
-// thread per candidate (2048 dependent loads in a row) 0.208 ms in all, 16 threads, with the
-// changes below, 0.084 ms.
+// Threads sharing each candidate's comparisons in the rank phase, which reads the candidates
+// from shared memory. H200, k = 2048 of 2^20, candidates read from global memory: one thread per
+// candidate 0.208 ms in all, 16 threads 0.084 ms.
 #define VREN_RADIX_TOPK_RANK_SPLIT 16
 // Consecutive keys per thread in a round of the collect phase (one scan and one atomic a round).
 #define VREN_RADIX_TOPK_ROUND_KEYS 8
 #define VREN_RADIX_TOPK_HISTOGRAMS 0
 #define VREN_RADIX_TOPK_STATE (VREN_RADIX_TOPK_HISTOGRAMS + VREN_RADIX_TOPK_LEVELS * VREN_RADIX_TOPK_BINS)
 #define VREN_RADIX_TOPK_CANDIDATES (VREN_RADIX_TOPK_STATE + 2 * VREN_RADIX_TOPK_LEVELS)
-#define VREN_RADIX_TOPK_CANDIDATE_KEYS (VREN_RADIX_TOPK_CANDIDATES + 2)
-#define VREN_RADIX_TOPK_CANDIDATE_INDICES (VREN_RADIX_TOPK_CANDIDATE_KEYS + VREN_RADIX_TOPK_MAX_K)
-#define VREN_RADIX_TOPK_GROUP_HISTOGRAMS (VREN_RADIX_TOPK_CANDIDATE_INDICES + VREN_RADIX_TOPK_MAX_K)
+#define VREN_RADIX_TOPK_SKIPPABLE_GRID (VREN_RADIX_TOPK_CANDIDATES + 2)  // VkDispatchIndirectCommand
+#define VREN_RADIX_TOPK_RANK_GRID (VREN_RADIX_TOPK_SKIPPABLE_GRID + 3)
+#define VREN_RADIX_TOPK_CANDIDATE_KEYS (VREN_RADIX_TOPK_CANDIDATES + 10)  // 16-byte aligned
+#define VREN_RADIX_TOPK_CANDIDATE_INDICES (VREN_RADIX_TOPK_CANDIDATE_KEYS + VREN_RADIX_TOPK_MAX_CANDIDATES)
+#define VREN_RADIX_TOPK_GROUP_HISTOGRAMS (VREN_RADIX_TOPK_CANDIDATE_INDICES + VREN_RADIX_TOPK_MAX_CANDIDATES)
 #define VREN_RADIX_TOPK_WORDS (VREN_RADIX_TOPK_GROUP_HISTOGRAMS + VREN_RADIX_TOPK_MAX_GROUPS * VREN_RADIX_TOPK_BINS)
 
 #ifdef __cplusplus

@@ -1,8 +1,8 @@
 #version 460
 // Top-k of a whole buffer of 32-bit keys (k < count, k <= VREN_RADIX_TOPK_MAX_K) by radix select:
-// find the k-th key of the stable order digit by digit, gather the k elements before it, rank
-// them among themselves. Reads the keys 4 times (3 levels of 11-bit digits and the gather) and
-// moves k elements, instead of sorting them all: 6 dispatches.
+// find the bin of the k-th key of the stable order digit by digit, gather the candidates, rank
+// them among themselves. Usually 4 dispatches that read the keys twice (the first level and
+// the gather), at most 6 that read them 4 times.
 //
 // Phases (pc.pass), each a dispatch behind a barrier:
 // - zero:    the histograms and the candidate count.
@@ -12,6 +12,10 @@
 //            11-bit digit l of the keys whose higher digits equal the prefix, counted in shared
 //            memory and added to the level's histogram; the last level also stores each
 //            workgroup's counts.
+//            Level 1 first checks whether the keys in level 0's bins up to the threshold's fit
+//            the candidates (VREN_RADIX_TOPK_MAX_CANDIDATES; for uniform keys about
+//            k + count / 2048). If so it gathers them instead of counting, and workgroup 0 empties
+//            the indirect grid of the later levels and the collect; it also writes the rank's.
 // - collect: the last threshold gives the k-th key K exactly. Every key below K is a candidate,
 //            and so are the first k - below keys equal to K in input order: each workgroup's
 //            equal keys start after the earlier workgroups' (from their last-level counts), and
@@ -20,8 +24,8 @@
 //            candidates, in any order.
 // - rank:    each candidate's place is the number of candidates before it in (key, index)
 //            order, which is the stable order; RANK_SPLIT threads share each candidate's
-//            comparisons (one thread per candidate waited on its loads, 2048 in a row). It is
-//            written there with its value.
+//            comparisons, over chunks of the candidates in shared memory. It is written there
+//            with its value if below k.
 // - segments: top-k of each segment (k <= VREN_RADIX_TOPK_SEGMENT_MAX_K), one workgroup per
 //            segment doing all of the above alone: levels counted in shared memory, candidates
 //            gathered in input order into shared memory, ranked there. One dispatch; each
@@ -36,7 +40,8 @@
 //
 // Shared memory (bytes), W = WORKGROUP_SIZE, S = MAX_SUBGROUPS:
 //   s_bins        4 * 2048   the workgroup's digit counts; the rank's places (4 W / RANK_SPLIT)
-//   s_candidate_* 12 * 1024  segments: the candidates' keys, fields and indices
+//   s_candidate_* 12 * 1024  segments: the candidates' keys, fields and indices; rank: a chunk
+//                            of the candidates' fields and indices
 //   workgroup scan 4 (S + 1), threshold and round base 12
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -59,6 +64,9 @@ shared uint s_bins[SELECT_BINS];
 shared uint s_threshold;
 shared uint s_threshold_below;
 shared uint s_round_base;
+shared uint s_candidate_keys[VREN_RADIX_TOPK_SEGMENT_MAX_K];
+shared uint s_candidate_fields[VREN_RADIX_TOPK_SEGMENT_MAX_K];
+shared uint s_candidate_indices[VREN_RADIX_TOPK_SEGMENT_MAX_K];
 
 uint field_bits() { return pc.end_bit - pc.shift; }
 uint field_mask() { return field_bits() >= 32u ? 0xFFFFFFFFu : (1u << field_bits()) - 1u; }
@@ -118,9 +126,72 @@ uvec2 run_of_keys() {
   return uvec2(first, min(first + per_group, pc.count));
 }
 
+// Appends this workgroup's keys of `run` with field < kth, and the first ties_needed -
+// ties_before keys with field == kth, to the candidates: rounds of WG * ROUND_KEYS keys in input
+// order, ROUND_KEYS consecutive ones per thread, both kinds ranked by one scan; a round that
+// takes any takes its slots with one atomic.
+void append_candidates(uvec2 run, uint kth, uint ties_before, uint ties_needed) {
+  ReadUints keys = ReadUints(pc.keys[0]);
+  for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
+    const uint first = start + ordered_thread() * ROUND_KEYS;
+    uint round_keys[ROUND_KEYS];
+    uint counts = 0u;  // keys below K in the low half, keys equal to it in the high half
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      round_keys[e] = first + e < run.y ? keys.data[first + e] : 0u;
+      const uint f = field_of(round_keys[e]);
+      if (first + e < run.y) counts += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
+    }
+    uint totals;
+    uint ranks = workgroup_exclusive_add(counts, totals);
+    const uint ties_taken = min(totals >> 16u, ties_needed - min(ties_before, ties_needed));
+    const uint takes = (totals & 0xFFFFu) + ties_taken;
+    if (takes != 0u) {  // uniform
+      if (gl_LocalInvocationIndex == 0u) s_round_base = atomicAdd(pc.internal.data[VREN_RADIX_TOPK_CANDIDATES], takes);
+      barrier();  // the round's slots known
+      [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+        if (first + e >= run.y) break;
+        const uint f = field_of(round_keys[e]);
+        const uint tie_rank = ranks >> 16u;
+        if (f < kth || (f == kth && tie_rank < ties_taken)) {
+          const uint slot = s_round_base + (ranks & 0xFFFFu) + min(tie_rank, ties_taken);
+          if (slot < VREN_RADIX_TOPK_MAX_CANDIDATES) {  // within the buffer, unless the histograms lie
+            pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_KEYS + slot] = round_keys[e];
+            pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_INDICES + slot] = first + e;
+          }
+        }
+        ranks += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
+      }
+      barrier();  // every thread has read the base before the next round's
+    }
+    ties_before += totals >> 16u;
+  }
+}
+
 void count_level(uint l) {
   uvec2 state = uvec2(0u);
   if (l > 0u) state = state_entering(l);
+  const uvec2 run = run_of_keys();
+  if (l == 1u) {
+    // Every key in level 0's bins up to the k-th key's, if they fit the candidates: gathered
+    // now, and the later levels and the collect are skipped (their grid is empty).
+    const uint candidates = state.y + word(VREN_RADIX_TOPK_HISTOGRAMS + s_threshold);
+    const bool gather = candidates <= VREN_RADIX_TOPK_MAX_CANDIDATES;
+    if (gl_WorkGroupID.x == 0u && gl_LocalInvocationIndex == 0u) {
+      pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID] = gather ? 0u : gl_NumWorkGroups.x;
+      pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 1u] = 1u;
+      pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 2u] = 1u;
+      pc.internal.data[VREN_RADIX_TOPK_RANK_GRID] = ((gather ? candidates : pc.k) + WG / RANK_SPLIT - 1u) / (WG / RANK_SPLIT);
+      pc.internal.data[VREN_RADIX_TOPK_RANK_GRID + 1u] = 1u;
+      pc.internal.data[VREN_RADIX_TOPK_RANK_GRID + 2u] = 1u;
+    }
+    if (gather) {
+      // Level 0's digit <= the threshold: the field is at most `last`, every one of them taken.
+      const uint low = level_low(0u);
+      const uint last = (s_threshold << low) | ((1u << low) - 1u);
+      append_candidates(run, last, 0u, 0xFFFFFFFFu);
+      return;
+    }
+  }
   if (gl_WorkGroupID.x == 0u && gl_LocalInvocationIndex == 0u) {
     pc.internal.data[VREN_RADIX_TOPK_STATE + 2u * l] = state.x;
     pc.internal.data[VREN_RADIX_TOPK_STATE + 2u * l + 1u] = state.y;
@@ -129,7 +200,6 @@ void count_level(uint l) {
   barrier();  // counters zeroed
   const uint low = level_low(l), width = level_width(l);
   const uint above = low + width;  // the prefix's bits start here (32 for level 0: no prefix)
-  const uvec2 run = run_of_keys();
   ReadUints keys = ReadUints(pc.keys[0]);
   for (uint i = run.x + gl_LocalInvocationIndex; i < run.y; i += WG) {
     const uint f = field_of(keys.data[i]);
@@ -146,73 +216,48 @@ void count_level(uint l) {
 
 void collect() {
   const uvec2 state = state_entering(levels());  // the full field of the k-th key, keys below it
-  const uint kth = state.x, below = state.y;
-  const uint ties_needed = pc.k - below;
   // Keys equal to the k-th in earlier workgroups' runs.
   uint earlier = 0u;
   for (uint g = gl_LocalInvocationIndex; g < gl_WorkGroupID.x; g += WG)
     earlier += word(VREN_RADIX_TOPK_GROUP_HISTOGRAMS + g * SELECT_BINS + s_threshold);
   uint ties_before;
   workgroup_exclusive_add(earlier, ties_before);
-  const uvec2 run = run_of_keys();
-  ReadUints keys = ReadUints(pc.keys[0]);
-  // Rounds of WG * ROUND_KEYS keys in input order, ROUND_KEYS consecutive ones per thread.
-  for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
-    const uint first = start + ordered_thread() * ROUND_KEYS;
-    uint round_keys[ROUND_KEYS];
-    uint counts = 0u;  // keys below K in the low half, keys equal to it in the high half
-    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
-      round_keys[e] = first + e < run.y ? keys.data[first + e] : 0u;
-      const uint f = field_of(round_keys[e]);
-      if (first + e < run.y) counts += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
-    }
-    uint totals;
-    uint ranks = workgroup_exclusive_add(counts, totals);  // both kinds ranked by one scan
-    const uint ties_taken = min(totals >> 16u, ties_needed - min(ties_before, ties_needed));
-    const uint takes = (totals & 0xFFFFu) + ties_taken;
-    if (takes != 0u) {  // uniform
-      if (gl_LocalInvocationIndex == 0u) s_round_base = atomicAdd(pc.internal.data[VREN_RADIX_TOPK_CANDIDATES], takes);
-      barrier();  // the round's slots known
-      [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
-        if (first + e >= run.y) break;
-        const uint f = field_of(round_keys[e]);
-        const uint tie_rank = ranks >> 16u;
-        if (f < kth || (f == kth && tie_rank < ties_taken)) {
-          const uint slot = s_round_base + (ranks & 0xFFFFu) + min(tie_rank, ties_taken);
-          if (slot < VREN_RADIX_TOPK_MAX_K) {  // exactly k, unless the histograms lie
-            pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_KEYS + slot] = round_keys[e];
-            pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_INDICES + slot] = first + e;
-          }
-        }
-        ranks += f < kth ? 1u : (f == kth ? 0x10000u : 0u);
-      }
-      barrier();  // every thread has read the base before the next round's
-    }
-    ties_before += totals >> 16u;
-  }
+  append_candidates(run_of_keys(), state.x, ties_before, pc.k - state.y);
 }
 
+// Each candidate's place among the candidates in (field, index) order, which is its place in
+// the stable order: every key before it is a candidate too. Written there if below k. The
+// candidates pass through shared memory in chunks (s_candidate_fields and _indices).
 void rank() {
-  const uint k = min(pc.k, VREN_RADIX_TOPK_MAX_K);
+  const uint candidates = min(word(VREN_RADIX_TOPK_CANDIDATES), VREN_RADIX_TOPK_MAX_CANDIDATES);
   const uint local = gl_LocalInvocationIndex / RANK_SPLIT, part = gl_LocalInvocationIndex % RANK_SPLIT;
   const uint mine = gl_WorkGroupID.x * (WG / RANK_SPLIT) + local;
+  if (gl_WorkGroupID.x * (WG / RANK_SPLIT) >= candidates) return;  // uniform
   if (part == 0u) s_bins[local] = 0u;
-  barrier();  // places zeroed
-  const uint key = mine < k ? word(VREN_RADIX_TOPK_CANDIDATE_KEYS + mine) : 0u;
-  const uint index = mine < k ? word(VREN_RADIX_TOPK_CANDIDATE_INDICES + mine) : 0u;
+  const uint key = mine < candidates ? word(VREN_RADIX_TOPK_CANDIDATE_KEYS + mine) : 0u;
+  const uint index = mine < candidates ? word(VREN_RADIX_TOPK_CANDIDATE_INDICES + mine) : 0u;
   const uint f = field_of(key);
   uint place = 0u;
-  if (mine < k) {
-    for (uint j = part; j < k; j += RANK_SPLIT) {
-      const uint other = field_of(word(VREN_RADIX_TOPK_CANDIDATE_KEYS + j));
-      if (other < f || (other == f && word(VREN_RADIX_TOPK_CANDIDATE_INDICES + j) < index)) ++place;
+  for (uint chunk = 0u; chunk < candidates; chunk += VREN_RADIX_TOPK_SEGMENT_MAX_K) {  // uniform
+    const uint size = min(candidates - chunk, VREN_RADIX_TOPK_SEGMENT_MAX_K);
+    barrier();  // the previous chunk compared (and, the first time, the places zeroed)
+    for (uint j = gl_LocalInvocationIndex; j < size; j += WG) {
+      s_candidate_fields[j] = field_of(word(VREN_RADIX_TOPK_CANDIDATE_KEYS + chunk + j));
+      s_candidate_indices[j] = word(VREN_RADIX_TOPK_CANDIDATE_INDICES + chunk + j);
     }
-    atomicAdd(s_bins[local], place);
+    barrier();  // the chunk in shared memory
+    if (mine < candidates) {
+      for (uint j = part; j < size; j += RANK_SPLIT) {
+        const uint other = s_candidate_fields[j];
+        if (other < f || (other == f && s_candidate_indices[j] < index)) ++place;
+      }
+    }
   }
+  if (mine < candidates) atomicAdd(s_bins[local], place);
   barrier();  // every share counted
-  if (mine >= k || part != 0u) return;
+  if (mine >= candidates || part != 0u) return;
   place = s_bins[local];
-  if (place >= k) return;  // place < k unless the candidates lie
+  if (place >= pc.k) return;
   WriteUints(pc.keys[1]).data[place] = key;
   if ((pc.flags & VREN_RADIX_FLAG_VALUES) != 0u) {
     const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
@@ -220,9 +265,6 @@ void rank() {
   }
 }
 
-shared uint s_candidate_keys[VREN_RADIX_TOPK_SEGMENT_MAX_K];
-shared uint s_candidate_fields[VREN_RADIX_TOPK_SEGMENT_MAX_K];
-shared uint s_candidate_indices[VREN_RADIX_TOPK_SEGMENT_MAX_K];
 
 // Top-k of segment tile_index(), every phase in this workgroup: the levels count into s_bins,
 // the candidates gather in input order into shared memory (a running count, no atomics), and each

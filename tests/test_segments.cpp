@@ -222,6 +222,23 @@ SortOptions optionsFor(KeyType type) {
   return o;
 }
 
+// Runs `c` with values, then descending argsort, then a bit range, each value mode once; leaves
+// c's options at their defaults.
+void runEveryOption(Context& ctx, SegmentCase& c) {
+  const KeyType type = c.options.key_type;
+  c.values = true;
+  run(ctx, c);
+  c.options.descending = true;
+  c.values = false;
+  c.options.argsort = true;
+  run(ctx, c);
+  c.options.begin_bit = type == KeyType::kU64 ? 30 : 3;
+  c.options.end_bit = type == KeyType::kU64 ? 45 : 20;
+  c.options.argsort = false;
+  run(ctx, c);
+  c.options = optionsFor(type);
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(GpuTest, "segmented sorts: every key type, order, bit range and value mode, both ways" *
@@ -240,18 +257,38 @@ TEST_CASE_FIXTURE(GpuTest, "segmented sorts: every key type, order, bit range an
         c.offsets = randomOffsets(n, 1, longest);
         for (bool hint : {false, true}) {
           c.hint = hint;
-          c.values = true;
-          run(ctx, c);
-          c.options.descending = true;
-          c.values = false;
-          c.options.argsort = true;
-          run(ctx, c);
-          c.options.begin_bit = type == KeyType::kU64 ? 30 : 3;
-          c.options.end_bit = type == KeyType::kU64 ? 45 : 20;
-          c.options.argsort = false;
-          run(ctx, c);
-          c.options = optionsFor(type);
+          runEveryOption(ctx, c);
         }
+      }
+    }
+  }
+}
+
+TEST_CASE_FIXTURE(GpuTest, "segmented sorts: segments past a block, a workgroup each for every pass" *
+                               doctest::test_suite("subgroup")) {
+  // The one-dispatch sort off, so that segments past a subgroup's take the sweep while the longest
+  // holds at most 2 * count / 256 elements; small tiles, so that each segment spans many.
+  for (uint32_t tile_threads : {32u, 0u}) {
+    const SortPath& path = kSortPaths[1];
+    REQUIRE(path.lookback);
+    REQUIRE(!path.block);
+    Context& ctx = pathContext(path, tile_threads, 2);
+    INFO("tile threads: " << tile_threads);
+    const uint32_t n = 128 * 300 + 77;
+    for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
+      SegmentCase c;
+      c.options = optionsFor(type);
+      c.words = keysFor(n, c.options, Distribution::kLowBits);  // many equal keys: stability shows
+      c.offsets = randomOffsets(n, 200, 300, 0.02);
+      for (bool hint : {true, false}) {
+        c.hint = hint;
+        runEveryOption(ctx, c);
+        c.k = type == KeyType::kU64 ? 7 : 1100;  // top-k by the sort: past the select's k, or u64
+        c.largest = true;
+        c.values = true;
+        run(ctx, c);
+        c.k = 0;
+        c.largest = false;
       }
     }
   }

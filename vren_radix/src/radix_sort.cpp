@@ -4,6 +4,7 @@
 #include <array>
 #include <cassert>
 #include <new>
+#include <tuple>
 #include <span>
 
 #include "radix_shared.h"
@@ -27,6 +28,8 @@
 #include "spirv/radix_segment_copy_u64.h"
 #include "spirv/radix_segment_ids.h"
 #include "spirv/radix_segment_small.h"
+#include "spirv/radix_segment_sweep.h"
+#include "spirv/radix_segment_sweep_u64.h"
 #include "spirv/radix_setup.h"
 #include "spirv/radix_sort_block.h"
 #include "spirv/radix_sort_block_u64.h"
@@ -344,6 +347,17 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   result = striding(vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), &s->segment_ids);
   result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk);
   result = striding(vren_radix_segment_classify_spv, sizeof(vren_radix_segment_classify_spv), &s->segment_classify);
+  // Segments past a block, a workgroup each running every pass, on the look-back's small tile.
+  for (const auto& [keys, code, code_size, sweep] :
+       {std::tuple{&s->u32, vren_radix_segment_sweep_spv, sizeof(vren_radix_segment_sweep_spv), &s->segments_u32.sweep},
+        std::tuple{&s->u64, vren_radix_segment_sweep_u64_spv, sizeof(vren_radix_segment_sweep_u64_spv),
+                   &s->segments_u64.sweep}}) {
+    const TuningConfig& t = keys->lookback.tiles[0].tuning;
+    if (result != VK_SUCCESS || keys->lookback.max_count == 0) continue;
+    const PipelineSpec spec{code, code_size, t.workgroup_size, t.keys_per_thread,
+                            std::max(1u, t.workgroup_size / limits.min_subgroup_size), 1, t.digit_bits, true};
+    result = createPipeline(*s, info.pipeline_cache, spec, required_subgroup_size, sweep);
+  }
   // Short segments, a subgroup each: as many segments per workgroup as it has subgroups at the
   // smallest size, of at most that size x kSmallSegmentKeys keys (tuning.h).
   {
@@ -375,9 +389,9 @@ void destroySorter(Sorter* s) {
   if (!s) return;
   destroyKeyPipelines(*s, s->u32);
   destroyKeyPipelines(*s, s->u64);
-  for (VkPipeline pipeline : {s->scan, s->segments_u32.copy, s->segments_u32.gather, s->segments_u64.copy,
-                              s->segments_u64.gather, s->segment_ids, s->topk, s->segment_small,
-                              s->segment_classify})
+  for (VkPipeline pipeline : {s->scan, s->segments_u32.copy, s->segments_u32.gather, s->segments_u32.sweep,
+                              s->segments_u64.copy, s->segments_u64.gather, s->segments_u64.sweep, s->segment_ids,
+                              s->topk, s->segment_small, s->segment_classify})
     if (pipeline) s->fn.destroyPipeline(s->device, pipeline, s->allocator);
   if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
   delete s;

@@ -34,10 +34,6 @@ using detail::tooSmall;
 // The grids of the striding passes at most: enough to fill a GPU.
 constexpr uint32_t kStridingWorkgroups = 2048;
 
-VkDeviceSize alignUp(VkDeviceSize v) {
-  return (v + kAlignment - 1) / kAlignment * kAlignment;
-}
-
 // The internal buffer of the multi-pass path, in order: the segment scratch block, the key copy
 // and its ping-pong partner (then the segments' keys), the indices and their partner, and the
 // sorts' own internal words.
@@ -46,14 +42,14 @@ struct Layout {
 };
 Layout layoutFor(const Sorter* s, uint32_t count, KeyType key_type) {
   Layout l{};
-  const VkDeviceSize n = std::max(1u, count);
-  const VkDeviceSize key_bytes = alignUp(n * keyBytes(key_type));
-  const VkDeviceSize index_bytes = alignUp(n * 4);
+  const uint32_t n = std::max(1u, count);
+  const uint32_t key_words = static_cast<uint32_t>(keyBytes(key_type) / 4);
+  const VkDeviceSize key_bytes = VkDeviceSize{VREN_RADIX_SWEEP_SPAN(n * key_words)} * 4;
   l.keys[0] = VREN_RADIX_SEGMENTS_WORDS * 4;
   l.keys[1] = l.keys[0] + key_bytes;
-  l.indices[0] = l.keys[1] + key_bytes;
-  l.indices[1] = l.indices[0] + index_bytes;
-  l.sort = l.indices[1] + index_bytes;
+  l.indices[0] = VkDeviceSize{VREN_RADIX_SWEEP_VALUES(n, key_words)} * 4;
+  l.indices[1] = l.indices[0] + VkDeviceSize{VREN_RADIX_SWEEP_SPAN(n)} * 4;
+  l.sort = l.indices[1] + VkDeviceSize{VREN_RADIX_SWEEP_SPAN(n)} * 4;
   l.end = l.sort + std::max(detail::internalSize(s, count, key_type), detail::internalSize(s, count, KeyType::kU32));
   return l;
 }
@@ -107,28 +103,60 @@ PassConstants segmentConstants(const Sorter* s, const SegmentedSortInfo& info) {
   return pc;
 }
 
+// A one-dispatch way's dispatch over `groups` workgroups, or with `grid_word` (not 0) on the
+// grid the classification wrote at that word of the segment scratch block.
+void dispatchWay(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, VkPipeline pipeline,
+                 const PassConstants& pc, uint32_t groups, uint32_t grid_word) {
+  if (grid_word) {
+    detail::recordDispatchIndirect(s, cmd, pipeline, pc, info.sort.internal.buffer,
+                                   info.sort.internal.offset + 4 * grid_word);
+    return;
+  }
+  const detail::Grid grid = detail::gridFor(groups, s->max_groups_x);
+  detail::recordDispatch(s, cmd, pipeline, pc, grid.x, grid.y);
+}
+
 // The one-dispatch ways, each for the segments of lengths [min_length, max_length] (max_length
 // 0: all): a thread each up to 16 32-bit keys, a subgroup each up to small_segment_max, a
-// workgroup each (`block`) up to its tile.
+// workgroup each (`block`) up to its tile, and a workgroup each for every pass (the sweep).
 void recordThreads(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, const Output& out,
-                   uint32_t segments, bool by_thread, uint32_t min_length, uint32_t max_length) {
+                   uint32_t segments, bool by_thread, uint32_t min_length, uint32_t max_length, uint32_t grid_word) {
   PassConstants pc = withOutput(s, segmentConstants(s, info), info.sort, out);
   if (by_thread) pc.flags |= VREN_RADIX_FLAG_THREAD_SEGMENTS;
   pc.min_length = min_length;
   pc.max_length = max_length;
   const uint32_t per_group = by_thread ? s->striding_workgroup_size : s->small_segments_per_group;
-  const detail::Grid grid = detail::gridFor(divCeil(segments, per_group), s->max_groups_x);
-  detail::recordDispatch(s, cmd, s->segment_small, pc, grid.x, grid.y);
+  dispatchWay(s, cmd, info, s->segment_small, pc, divCeil(segments, per_group), grid_word);
 }
 uint32_t recordBlocks(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, const Output& out,
-                      uint32_t segments, VkPipeline block, uint32_t min_length, uint32_t max_length) {
+                      uint32_t segments, VkPipeline block, uint32_t min_length, uint32_t max_length,
+                      uint32_t grid_word) {
   PassConstants pc = withOutput(s, segmentConstants(s, info), info.sort, out);
   pc.flags |= VREN_RADIX_FLAG_SEGMENTED;
   pc.pass = detail::passCount(info.sort.begin_bit, info.sort.end_bit, VREN_RADIX_MAX_DIGIT_BITS);
   pc.min_length = min_length;
   pc.max_length = max_length;
-  const detail::Grid grid = detail::gridFor(segments, s->max_groups_x);
-  detail::recordDispatch(s, cmd, block, pc, grid.x, grid.y);
+  dispatchWay(s, cmd, info, block, pc, segments, grid_word);
+  return pc.pass;
+}
+
+// The per-segment multi-pass sort (radix_segment_sweep.comp), or null.
+VkPipeline sweepPipeline(const Sorter* s, KeyType key_type) {
+  return (key_type == KeyType::kU64 ? s->segments_u64 : s->segments_u32).sweep;
+}
+// Whether a promised longest segment takes the sweep (tuning.h; radix_segment_classify.comp
+// decides the same on the GPU without a promise).
+bool sweeps(const Sorter* s, const SegmentedSortInfo& info, uint32_t longest) {
+  return sweepPipeline(s, info.sort.key_type) && longest <= detail::kSweepMaxLength &&
+         longest <= info.sort.count / detail::kSweepWorkgroups * 2;
+}
+uint32_t recordSweep(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, const Output& out,
+                     uint32_t segments, uint32_t min_length, uint32_t grid_word) {
+  PassConstants pc = withOutput(s, segmentConstants(s, info), info.sort, out);
+  pc.internal = addressOf(s, info.sort.internal);
+  pc.pass = detail::passCount(info.sort.begin_bit, info.sort.end_bit, VREN_RADIX_MAX_DIGIT_BITS);
+  pc.min_length = min_length;
+  dispatchWay(s, cmd, info, sweepPipeline(s, info.sort.key_type), pc, segments, grid_word);
   return pc.pass;
 }
 
@@ -141,12 +169,17 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
   // A promised length (or a whole buffer's count): the one way that holds it, one dispatch.
   const uint32_t longest = wholeBuffer(info) ? in.count : info.max_segment_length;
   if (!wide && longest > 0 && longest <= s->small_segment_max) {
-    recordThreads(s, cmd, info, out, segments, longest <= VREN_RADIX_THREAD_SEGMENT_MAX, 0, 0);
+    recordThreads(s, cmd, info, out, segments, longest <= VREN_RADIX_THREAD_SEGMENT_MAX, 0, 0, 0);
     detail::endLabel(s, cmd);
     return 1;
   }
   if (VkPipeline block = blockPipeline(s, info)) {
-    const uint32_t passes = recordBlocks(s, cmd, info, out, segments, block, 0, 0);
+    const uint32_t passes = recordBlocks(s, cmd, info, out, segments, block, 0, 0, 0);
+    detail::endLabel(s, cmd);
+    return passes;
+  }
+  if (longest > 0 && sweeps(s, info, longest)) {
+    const uint32_t passes = recordSweep(s, cmd, info, out, segments, 0, 0);
     detail::endLabel(s, cmd);
     return passes;
   }
@@ -160,18 +193,35 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
   const uint32_t one_dispatch_max = std::max(small_max, block_max);
   const bool classify = longest == 0 && one_dispatch_max > 0;
   if (classify) {
+    // Per segment its way, then the grids: each way's covers the segments if any takes it, else
+    // is empty.
     PassConstants pc = segmentConstants(s, info);
     pc.internal = addressOf(s, in.internal);
+    pc.digit_mask = small_max;
+    pc.bin_flip = block_max;
     pc.max_length = one_dispatch_max;
     pc.min_length = stridingGrid(s, uint64_t{in.count} * keyBytes(in.key_type) / 4);
+    pc.k = sweepPipeline(s, in.key_type) ? detail::kSweepMaxLength : 0;
+    pc.pass = detail::kSweepWorkgroups;
+    pc.result_parity = s->small_segments_per_group;
+    detail::recordDispatch(
+        s, cmd, s->segment_classify, pc,
+        std::min<uint32_t>(VREN_RADIX_SEGMENTS_MAX_PARTS, divCeil(segments, s->striding_workgroup_size)), 1);
+    detail::computeToComputeBarrier(s, cmd);
+    pc.flags |= VREN_RADIX_FLAG_REDUCE;
     detail::recordDispatch(s, cmd, s->segment_classify, pc, 1, 1);
     detail::computeToComputeBarrier(s, cmd, true);
     if (!wide) {
-      recordThreads(s, cmd, info, out, segments, true, 0, VREN_RADIX_THREAD_SEGMENT_MAX);
-      recordThreads(s, cmd, info, out, segments, false, VREN_RADIX_THREAD_SEGMENT_MAX + 1, small_max);
+      recordThreads(s, cmd, info, out, segments, true, 0, VREN_RADIX_THREAD_SEGMENT_MAX,
+                    VREN_RADIX_SEGMENTS_THREAD_GRID);
+      recordThreads(s, cmd, info, out, segments, false, VREN_RADIX_THREAD_SEGMENT_MAX + 1, small_max,
+                    VREN_RADIX_SEGMENTS_SMALL_GRID);
     }
     if (block_max > small_max)
-      recordBlocks(s, cmd, info, out, segments, p.block.pipelineFor(block_max), small_max + 1, block_max);
+      recordBlocks(s, cmd, info, out, segments, p.block.pipelineFor(block_max), small_max + 1, block_max,
+                   VREN_RADIX_SEGMENTS_BLOCK_GRID);
+    if (sweepPipeline(s, in.key_type))
+      recordSweep(s, cmd, info, out, segments, one_dispatch_max + 1, VREN_RADIX_SEGMENTS_SWEEP_GRID);
   }
 
   // The multi-pass path.
@@ -255,8 +305,8 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
 }
 
 // Top-k of a whole buffer by radix select (radix_topk.comp) when k is below the count and within
-// its candidate buffer, for 32-bit keys too many for one workgroup: 6 dispatches that read the
-// keys 4 times, whatever k.
+// its candidate buffer, for 32-bit keys too many for one workgroup: 6 dispatches, of which the
+// GPU skips two (and two reads of the keys) when the first level leaves few enough candidates.
 bool selectsTopK(const Sorter* s, const TopKInfo& info) {
   const SortInfo& in = info.input.sort;
   return wholeBuffer(info.input) && in.key_type != KeyType::kU64 && info.k < in.count &&
@@ -298,15 +348,31 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
     pc.pass = p;
     detail::recordDispatch(s, cmd, s->topk, pc, grid, 1);
   };
+  auto indirect = [&](uint32_t p, uint32_t grid_word) {
+    pc.pass = p;
+    detail::recordDispatchIndirect(s, cmd, s->topk, pc, in.internal.buffer, in.internal.offset + 4 * grid_word);
+  };
   phase(VREN_RADIX_TOPK_PHASE_ZERO, 1);
-  for (uint32_t l = 0; l < levels; ++l) {
+  detail::computeToComputeBarrier(s, cmd);
+  phase(VREN_RADIX_TOPK_PHASE_LEVEL, groups);
+  detail::computeToComputeBarrier(s, cmd);
+  if (levels == 1) {  // a field of one digit: no level 1 to gather or write the grids
+    phase(VREN_RADIX_TOPK_PHASE_COLLECT, groups);
     detail::computeToComputeBarrier(s, cmd);
-    phase(VREN_RADIX_TOPK_PHASE_LEVEL + l, groups);
+    phase(VREN_RADIX_TOPK_PHASE_RANK, divCeil(info.k, s->striding_workgroup_size / VREN_RADIX_TOPK_RANK_SPLIT));
+    detail::endLabel(s, cmd);
+    return;
   }
+  // Level 1 gathers the candidates when they fit, and then empties the grid of the rest.
+  phase(VREN_RADIX_TOPK_PHASE_LEVEL + 1, groups);
+  detail::computeToComputeBarrier(s, cmd, true);
+  for (uint32_t l = 2; l < levels; ++l) {
+    indirect(VREN_RADIX_TOPK_PHASE_LEVEL + l, VREN_RADIX_TOPK_SKIPPABLE_GRID);
+    detail::computeToComputeBarrier(s, cmd);
+  }
+  indirect(VREN_RADIX_TOPK_PHASE_COLLECT, VREN_RADIX_TOPK_SKIPPABLE_GRID);
   detail::computeToComputeBarrier(s, cmd);
-  phase(VREN_RADIX_TOPK_PHASE_COLLECT, groups);
-  detail::computeToComputeBarrier(s, cmd);
-  phase(VREN_RADIX_TOPK_PHASE_RANK, divCeil(info.k, s->striding_workgroup_size / VREN_RADIX_TOPK_RANK_SPLIT));
+  indirect(VREN_RADIX_TOPK_PHASE_RANK, VREN_RADIX_TOPK_RANK_GRID);
   detail::endLabel(s, cmd);
 }
 

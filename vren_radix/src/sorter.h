@@ -74,6 +74,9 @@ struct KeyPipelines {
 struct SegmentPipelines {
   VkPipeline copy = VK_NULL_HANDLE;    // radix_segment_copy.comp: the keys into the internal buffer
   VkPipeline gather = VK_NULL_HANDLE;  // radix_gather.comp: the sorted elements from the input
+  // radix_segment_sweep.comp: every pass of each segment in one workgroup, on the look-back's
+  // small tile (null where the device has no look-back).
+  VkPipeline sweep = VK_NULL_HANDLE;
 };
 
 }  // namespace detail

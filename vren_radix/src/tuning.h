@@ -78,6 +78,14 @@ constexpr uint32_t kSelectKeysPerThread = 16;
 // bound itself is unmeasured.
 constexpr uint32_t kSegmentSelectMaxAverage = 1u << 18;
 
+// Segments past a block take one workgroup each for every pass (radix_segment_sweep.comp) while
+// the longest holds at most kSweepMaxLength elements and at most 2 * count / kSweepWorkgroups
+// (each workgroup sorts alone, so the longest segment
+// bounds the time; the two sorts cost about two full sorts); otherwise the two sorts.
+// 256 segments of 2^16 keys: see bench/RESULTS.md; the bounds themselves are unmeasured.
+constexpr uint32_t kSweepMaxLength = 1u << 18;
+constexpr uint32_t kSweepWorkgroups = 256;
+
 // The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and
 // the internal buffer depend on it), possibly split over more threads.
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);

@@ -256,13 +256,15 @@ struct SegmentedSortInfo {
   // Optional promise: no segment holds more elements (0: unknown). Segments are sorted by a
   // thread up to 16 32-bit keys, by a subgroup up to 8 keys per lane of the smallest subgroup
   // size (256 at 32 lanes), by a workgroup up to getSorterProperties().block_size (block_size_u64
-  // for kU64 keys), in one dispatch each; past those the whole buffer is sorted by key and then by
-  // segment. With a promise only the way that holds it is recorded. Without one, a workgroup first
-  // finds the longest segment on the GPU: each one-dispatch way sorts the segments of its
-  // lengths, and the two sorts run (over every segment) only if a longer one exists, their
-  // dispatches recorded either way. A segment longer than promised is not sorted as a whole
-  // (results past what its thread, subgroup or workgroup holds are missing), but nothing is
-  // written outside the buffers.
+  // for kU64 keys), in one dispatch each. Longer ones are sorted by a workgroup each running every
+  // pass (one dispatch) while the longest holds at most 2^18 elements and at most
+  // 2 * count / 256 (so that enough workgroups share the work); past that the whole buffer is
+  // sorted by key and then by segment. With a promise only the way that holds it is recorded.
+  // Without one, the GPU first finds each segment's way (two small dispatches): each way's
+  // dispatch covers the segments only if any segment takes it, and the two sorts run only if a
+  // segment is too long for the others, their dispatches recorded either way. A segment longer
+  // than promised is not sorted as a whole (results past what its thread, subgroup or workgroup
+  // holds are missing), but nothing is written outside the buffers.
   uint32_t max_segment_length = 0;
 };
 
@@ -280,11 +282,11 @@ const char* validateSegmentedSortInfo(const Sorter* sorter, const SegmentedSortI
 const char* validateSegmentOffsets(std::span<const uint32_t> offsets, uint32_t count);
 
 // Records the segmented sort into `cmd`: a fixed number of dispatches, whatever the number of
-// segments (one with max_segment_length promised within a workgroup; otherwise the longest
-// segment found, the one-dispatch ways, and a copy, the sort by key, the segments' keys, the sort
-// by segment and a gather that do nothing unless a segment is too long for the others). The result is in keys_temp/values_temp
-// (in_temp true) unless the sort is empty (count, segment_count or the bit range 0: nothing is
-// recorded, and the result names keys/values).
+// segments (one with max_segment_length promised within what one workgroup sorts; otherwise the
+// two classifying steps, the one-dispatch ways, and a copy, the sort by key, the segments' keys,
+// the sort by segment and a gather that do nothing unless a segment is too long for the others).
+// The result is in keys_temp/values_temp (in_temp true) unless the sort is empty (count,
+// segment_count or the bit range 0: nothing is recorded, and the result names keys/values).
 //
 // Synchronisation contract: reads offsets, the segment count, keys and values, and writes
 // internal, keys_temp and values_temp, all at COMPUTE_SHADER; it records its own barriers in
@@ -298,7 +300,8 @@ SortResult cmdSortSegmented(const Sorter* sorter, VkCommandBuffer cmd, const Seg
 // buffer, sorted (descending for `largest`), with their values or input indices. Ties keep the
 // lower input index first: the result equals the first k elements of the stable sort.
 // For 32-bit keys a radix select finds the k-th key without sorting: over a whole buffer with
-// k <= 4096 (six dispatches), per segment with k <= 1024 (one dispatch, a workgroup per
+// k <= 4096 (six dispatches, two of them empty when the first 11 bits leave at most 16384
+// candidates), per segment with k <= 1024 (one dispatch, a workgroup per
 // segment, unless short segments were promised or the segments average over 2^18 elements).
 // Otherwise the segments are sorted as by cmdSortSegmented and their first k kept.
 struct TopKInfo {
