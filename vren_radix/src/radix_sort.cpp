@@ -333,11 +333,11 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
   // Segmented sorts' passes (segments.cpp): grids striding over the elements.
   s->striding_workgroup_size = std::min(256u, detail::floorPow2(limits.max_workgroup_size));
-  const auto striding = [&](const uint32_t* code, size_t code_size, VkPipeline* pipeline) {
+  const auto striding = [&](const uint32_t* code, size_t code_size, VkPipeline* pipeline, uint32_t value_slots = 1) {
     const uint32_t size = s->striding_workgroup_size;
     // The order map on: top-k compares signed and float keys by it.
-    const PipelineSpec spec{code, code_size, size, 1, std::max(1u, size / limits.min_subgroup_size), 1, tuning.digit_bits,
-                            true};
+    const PipelineSpec spec{code,        code_size, size, 1, std::max(1u, size / limits.min_subgroup_size),
+                            value_slots, tuning.digit_bits, true};
     return result == VK_SUCCESS ? createPipeline(*s, info.pipeline_cache, spec, required_subgroup_size, pipeline) : result;
   };
   result = striding(vren_radix_segment_copy_spv, sizeof(vren_radix_segment_copy_spv), &s->segments_u32.copy);
@@ -346,6 +346,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   result = striding(vren_radix_gather_u64_spv, sizeof(vren_radix_gather_u64_spv), &s->segments_u64.gather);
   result = striding(vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), &s->segment_ids);
   result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk);
+  result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk_segments,
+                    VREN_RADIX_TOPK_SEGMENT_MAX_K);
   result = striding(vren_radix_segment_classify_spv, sizeof(vren_radix_segment_classify_spv), &s->segment_classify);
   // Segments past a block, a workgroup each running every pass, on the look-back's small tile.
   for (const auto& [keys, code, code_size, sweep] :
@@ -391,7 +393,7 @@ void destroySorter(Sorter* s) {
   destroyKeyPipelines(*s, s->u64);
   for (VkPipeline pipeline : {s->scan, s->segments_u32.copy, s->segments_u32.gather, s->segments_u32.sweep,
                               s->segments_u64.copy, s->segments_u64.gather, s->segments_u64.sweep, s->segment_ids,
-                              s->topk, s->segment_small, s->segment_classify})
+                              s->topk, s->topk_segments, s->segment_small, s->segment_classify})
     if (pipeline) s->fn.destroyPipeline(s->device, pipeline, s->allocator);
   if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
   delete s;

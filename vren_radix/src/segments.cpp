@@ -332,7 +332,7 @@ void recordSegmentSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& i
   PassConstants pc = withOutput(s, segmentConstants(s, info.input), info.input.sort, out);
   pc.pass = VREN_RADIX_TOPK_PHASE_SEGMENTS;
   const detail::Grid grid = detail::gridFor(info.input.segment_count, s->max_groups_x);
-  detail::recordDispatch(s, cmd, s->topk, pc, grid.x, grid.y);
+  detail::recordDispatch(s, cmd, s->topk_segments, pc, grid.x, grid.y);
   detail::endLabel(s, cmd);
 }
 

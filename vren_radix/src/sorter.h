@@ -93,6 +93,7 @@ struct Sorter {
   detail::SegmentPipelines segments_u64;
   VkPipeline segment_ids = VK_NULL_HANDLE;  // radix_segment_ids.comp
   VkPipeline topk = VK_NULL_HANDLE;         // radix_topk.comp: top-k of a whole buffer of 32-bit keys
+  VkPipeline topk_segments = VK_NULL_HANDLE;  // the same, its segments phase (candidates in shared memory)
   VkPipeline segment_small = VK_NULL_HANDLE;  // radix_segment_small.comp: short segments, a subgroup each
   VkPipeline segment_classify = VK_NULL_HANDLE;  // radix_segment_classify.comp: the longest segment
   uint32_t small_segment_max = 0;             // the longest segment it takes (0: none)
