@@ -6,7 +6,8 @@
 //    segments take (bits: a thread each up to VREN_RADIX_THREAD_SEGMENT_MAX elements, a subgroup
 //    each up to pc.digit_mask, a workgroup each up to pc.bin_flip, longer than pc.max_length),
 //    stored at VREN_RADIX_SEGMENTS_PARTS + 2 * workgroup.
-// 2. (VREN_RADIX_FLAG_REDUCE) One workgroup combines them and writes the grids:
+// 2. (VREN_RADIX_FLAG_REDUCE) One workgroup combines them, stores the ways taken
+//    (VREN_RADIX_SEGMENTS_WAYS) and writes the grids:
 //    - each one-dispatch way's (THREAD_GRID: a thread per segment, SMALL_GRID: pc.result_parity
 //      segments per workgroup, BLOCK_GRID: one each), empty if no segment takes it;
 //    - the longer segments take the sweep (radix_segment_sweep.comp, a workgroup per segment,
@@ -26,7 +27,8 @@
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 
-const uint WAY_THREAD = 1u, WAY_SMALL = 2u, WAY_BLOCK = 4u, WAY_LONG = 8u;
+const uint WAY_THREAD = VREN_RADIX_WAY_THREAD, WAY_SMALL = VREN_RADIX_WAY_SMALL, WAY_BLOCK = VREN_RADIX_WAY_BLOCK,
+           WAY_LONG = VREN_RADIX_WAY_LONG;
 
 shared uint s_longest[MAX_SUBGROUPS];
 shared uint s_ways[MAX_SUBGROUPS];
@@ -93,6 +95,7 @@ void main() {
              (segments + pc.result_parity - 1u) / max(pc.result_parity, 1u));
   write_grid(VREN_RADIX_SEGMENTS_BLOCK_GRID, (ways & WAY_BLOCK) != 0u, segments);
   write_grid(VREN_RADIX_SEGMENTS_SWEEP_GRID, sweep, segments);
+  pc.internal.data[VREN_RADIX_SEGMENTS_WAYS] = ways;
   pc.internal.data[VREN_RADIX_SEGMENTS_COUNT] = passes ? count : 0u;
   pc.internal.data[VREN_RADIX_SEGMENTS_GRID] = passes ? pc.min_length : 0u;
   pc.internal.data[VREN_RADIX_SEGMENTS_GRID + 1u] = 1u;

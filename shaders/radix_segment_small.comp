@@ -22,7 +22,6 @@
 //
 // Shared memory (bytes): s_fields 4 * WORKGROUP_SIZE * max(KEYS_PER_THREAD, 16).
 #extension GL_GOOGLE_include_directive : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
 #include "radix_segments.glsl"
 
@@ -34,7 +33,6 @@ layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 6
 const uint SHARED_WORDS =
     gl_WorkGroupSize.x * (KEYS_PER_THREAD > VREN_RADIX_THREAD_SEGMENT_MAX ? KEYS_PER_THREAD : VREN_RADIX_THREAD_SEGMENT_MAX);
 shared uint s_fields[SHARED_WORDS];
-shared uint s_subgroup_takes_all[MAX_SUBGROUPS];  // the thread way: 1 if it sorts all of the subgroup's segments
 
 uint field_of(uint key) {
   const uint bits = pc.end_bit - pc.shift;
@@ -62,8 +60,8 @@ void write_result(uint segment, uint first, uint slot, uint place, uint key) {
 // segments are contiguous: when they hold at most WORKGROUP_SIZE * VREN_RADIX_THREAD_SEGMENT_MAX
 // elements, their keys come in through shared memory in coalesced loads, and if this way sorts
 // all of them (other ways write the others' elements) they go out the same way: each thread's
-// strided accesses took 0.195 ms for 1M segments of 16 keys on an H200, this 0.113 ms (0.152
-// with a workgroup barrier more to agree on the way out).
+// strided accesses took 0.195 ms for 1M segments of 16 keys on an H200, this 0.114 ms (0.154
+// when the workgroup agreed on the way out through per-subgroup flags in shared memory).
 void sort_by_thread() {
   const uint TINY = VREN_RADIX_THREAD_SEGMENT_MAX;
   const uint WG = gl_WorkGroupSize.x;
@@ -75,17 +73,9 @@ void sort_by_thread() {
   const bool staged = end - begin <= WG * TINY;  // uniform
   const uint segment = first_segment + gl_LocalInvocationIndex;
   ReadUints keys_in = ReadUints(pc.keys[0]);
-  // The run goes out whole only if no other way writes part of it: with a length range, each
-  // subgroup says whether it takes all of its segments.
-  const bool every_length = pc.min_length == 0u && pc.max_length == 0u;
   if (staged) {
-    if (!every_length) {
-      const bool takes = segment >= segments || length_taken(segment_range(segment).y - segment_range(segment).x);
-      const uint all = subgroupMin(takes ? 1u : 0u);
-      if (subgroupElect()) s_subgroup_takes_all[gl_SubgroupID] = all;
-    }
     for (uint i = gl_LocalInvocationIndex; i < end - begin; i += WG) s_fields[i] = keys_in.data[begin + i];
-    barrier();  // the keys (and the subgroups' flags) in shared memory
+    barrier();  // the keys in shared memory
   }
   uvec2 range = uvec2(0u);
   if (segment < segments) range = segment_range(segment);
@@ -108,9 +98,11 @@ void sort_by_thread() {
     }
   }
   // Whole segments at their offsets go out through shared memory, the rest straight to memory.
-  bool to_stage = staged && pc.k == 0u;  // uniform
-  if (to_stage && !every_length)
-    for (uint g = 0u; g < gl_NumSubgroups; ++g) to_stage = to_stage && s_subgroup_takes_all[g] != 0u;
+  // The run goes out whole only if no other way writes part of it: every segment takes this way
+  // (no length range), or the classification found no segment of another way.
+  const bool every_length = pc.min_length == 0u && pc.max_length == 0u;
+  const bool to_stage = staged && pc.k == 0u &&
+                        (every_length || pc.internal.data[VREN_RADIX_SEGMENTS_WAYS] == VREN_RADIX_WAY_THREAD);
   if (to_stage) barrier();  // every thread has read its keys
   [[unroll]] for (uint i = 0u; i < TINY; ++i) {
     if (i >= length) continue;

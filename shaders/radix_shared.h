@@ -59,6 +59,12 @@
 #define VREN_RADIX_SEGMENTS_THREAD_GRID 12
 #define VREN_RADIX_SEGMENTS_SMALL_GRID 16
 #define VREN_RADIX_SEGMENTS_BLOCK_GRID 20
+// The ways some segment takes (VREN_RADIX_WAY_* bits).
+#define VREN_RADIX_SEGMENTS_WAYS 24
+#define VREN_RADIX_WAY_THREAD 1u  // a thread each
+#define VREN_RADIX_WAY_SMALL 2u   // a subgroup each
+#define VREN_RADIX_WAY_BLOCK 4u   // a workgroup each
+#define VREN_RADIX_WAY_LONG 8u    // longer: the sweep or the two sorts
 // Each classifying workgroup's longest segment and ways taken (2 words each), at most MAX_PARTS.
 #define VREN_RADIX_SEGMENTS_PARTS 32
 #define VREN_RADIX_SEGMENTS_MAX_PARTS 1024
