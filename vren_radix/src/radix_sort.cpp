@@ -216,6 +216,75 @@ void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
   p = {};
 }
 
+// Segmented sorts' and top-k's pipelines (segments.cpp), one row each: its SPIR-V, the shape it
+// runs at and its value slots (VREN_RADIX_SPEC_VALUE_SLOTS), and where the sorter keeps it.
+struct SegmentPipelineRow {
+  const char* name;
+  const uint32_t* code;
+  size_t code_size;
+  enum class Shape {
+    kStriding,       // striding_workgroup_size threads, grids striding over the elements
+    kShortSegments,  // the same, a subgroup per segment of up to kSmallSegmentKeys keys per lane
+    kSweepU32,       // the look-back's small tile of 32-bit keys (none without a look-back)
+    kSweepU64,       // the same for 64-bit keys
+  } shape;
+  uint32_t value_slots;
+  VkPipeline* pipeline;
+};
+using SegmentShape = SegmentPipelineRow::Shape;
+
+std::array<SegmentPipelineRow, 11> segmentPipelineRows(Sorter& s) {
+  auto row = [](const char* name, const uint32_t* code, size_t size, SegmentShape shape, uint32_t value_slots,
+                VkPipeline* pipeline) { return SegmentPipelineRow{name, code, size, shape, value_slots, pipeline}; };
+  return {
+      row("segment copy", vren_radix_segment_copy_spv, sizeof(vren_radix_segment_copy_spv), SegmentShape::kStriding, 1,
+          &s.segments_u32.copy),
+      row("segment copy u64", vren_radix_segment_copy_u64_spv, sizeof(vren_radix_segment_copy_u64_spv),
+          SegmentShape::kStriding, 1, &s.segments_u64.copy),
+      row("gather", vren_radix_gather_spv, sizeof(vren_radix_gather_spv), SegmentShape::kStriding, 1,
+          &s.segments_u32.gather),
+      row("gather u64", vren_radix_gather_u64_spv, sizeof(vren_radix_gather_u64_spv), SegmentShape::kStriding, 1,
+          &s.segments_u64.gather),
+      row("segment ids", vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), SegmentShape::kStriding, 1,
+          &s.segment_ids),
+      row("top-k", vren_radix_topk_spv, sizeof(vren_radix_topk_spv), SegmentShape::kStriding, 1, &s.topk),
+      // The per-segment select holds VREN_RADIX_TOPK_SEGMENT_MAX_K candidates in shared memory.
+      row("top-k per segment", vren_radix_topk_spv, sizeof(vren_radix_topk_spv), SegmentShape::kStriding,
+          VREN_RADIX_TOPK_SEGMENT_MAX_K, &s.topk_segments),
+      row("segment classification", vren_radix_segment_classify_spv, sizeof(vren_radix_segment_classify_spv),
+          SegmentShape::kStriding, 1, &s.segment_classify),
+      row("short segments", vren_radix_segment_small_spv, sizeof(vren_radix_segment_small_spv),
+          SegmentShape::kShortSegments, 1, &s.segment_small),
+      row("segment sweep", vren_radix_segment_sweep_spv, sizeof(vren_radix_segment_sweep_spv), SegmentShape::kSweepU32,
+          1, &s.segments_u32.sweep),
+      row("segment sweep u64", vren_radix_segment_sweep_u64_spv, sizeof(vren_radix_segment_sweep_u64_spv),
+          SegmentShape::kSweepU64, 1, &s.segments_u64.sweep),
+  };
+}
+
+// A row's pipeline spec on this device; workgroup_size 0 if the device does not take it. Every
+// one has the order map on: they compare signed and float keys by it.
+PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& limits, const TuningConfig& tuning,
+                                 const SegmentPipelineRow& row) {
+  const uint32_t size = s.striding_workgroup_size;
+  const uint32_t subgroups = std::max(1u, size / limits.min_subgroup_size);
+  switch (row.shape) {
+    case SegmentShape::kStriding:
+      return {row.code, row.code_size, size, 1, subgroups, row.value_slots, tuning.digit_bits, true};
+    case SegmentShape::kShortSegments:
+      return {row.code, row.code_size, size, detail::kSmallSegmentKeys, subgroups, 1, tuning.digit_bits, true};
+    case SegmentShape::kSweepU32:
+    case SegmentShape::kSweepU64: {
+      const KeyPipelines& keys = row.shape == SegmentShape::kSweepU32 ? s.u32 : s.u64;
+      const TuningConfig& t = keys.lookback.tiles[0].tuning;
+      if (keys.lookback.max_count == 0) return {row.code, row.code_size, 0, 0, 0, 0, 0};
+      return {row.code,         row.code_size, t.workgroup_size, t.keys_per_thread,
+              std::max(1u, t.workgroup_size / limits.min_subgroup_size), 1, t.digit_bits, true};
+    }
+  }
+  return {row.code, row.code_size, 0, 0, 0, 0, 0};
+}
+
 }  // namespace
 
 VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* why) {
@@ -331,46 +400,16 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
-  // Segmented sorts' passes (segments.cpp): grids striding over the elements.
+  // Segmented sorts' and top-k's pipelines, from their table.
   s->striding_workgroup_size = std::min(256u, detail::floorPow2(limits.max_workgroup_size));
-  const auto striding = [&](const uint32_t* code, size_t code_size, VkPipeline* pipeline, uint32_t value_slots = 1) {
-    const uint32_t size = s->striding_workgroup_size;
-    // The order map on: top-k compares signed and float keys by it.
-    const PipelineSpec spec{code,        code_size, size, 1, std::max(1u, size / limits.min_subgroup_size),
-                            value_slots, tuning.digit_bits, true};
-    return result == VK_SUCCESS ? createPipeline(*s, info.pipeline_cache, spec, required_subgroup_size, pipeline) : result;
-  };
-  result = striding(vren_radix_segment_copy_spv, sizeof(vren_radix_segment_copy_spv), &s->segments_u32.copy);
-  result = striding(vren_radix_segment_copy_u64_spv, sizeof(vren_radix_segment_copy_u64_spv), &s->segments_u64.copy);
-  result = striding(vren_radix_gather_spv, sizeof(vren_radix_gather_spv), &s->segments_u32.gather);
-  result = striding(vren_radix_gather_u64_spv, sizeof(vren_radix_gather_u64_spv), &s->segments_u64.gather);
-  result = striding(vren_radix_segment_ids_spv, sizeof(vren_radix_segment_ids_spv), &s->segment_ids);
-  result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk);
-  result = striding(vren_radix_topk_spv, sizeof(vren_radix_topk_spv), &s->topk_segments,
-                    VREN_RADIX_TOPK_SEGMENT_MAX_K);
-  result = striding(vren_radix_segment_classify_spv, sizeof(vren_radix_segment_classify_spv), &s->segment_classify);
-  // Segments past a block, a workgroup each running every pass, on the look-back's small tile.
-  for (const auto& [keys, code, code_size, sweep] :
-       {std::tuple{&s->u32, vren_radix_segment_sweep_spv, sizeof(vren_radix_segment_sweep_spv), &s->segments_u32.sweep},
-        std::tuple{&s->u64, vren_radix_segment_sweep_u64_spv, sizeof(vren_radix_segment_sweep_u64_spv),
-                   &s->segments_u64.sweep}}) {
-    const TuningConfig& t = keys->lookback.tiles[0].tuning;
-    if (result != VK_SUCCESS || keys->lookback.max_count == 0) continue;
-    const PipelineSpec spec{code, code_size, t.workgroup_size, t.keys_per_thread,
-                            std::max(1u, t.workgroup_size / limits.min_subgroup_size), 1, t.digit_bits, true};
-    result = createPipeline(*s, info.pipeline_cache, spec, required_subgroup_size, sweep);
-  }
-  // Short segments, a subgroup each: as many segments per workgroup as it has subgroups at the
-  // smallest size, of at most that size x kSmallSegmentKeys keys (tuning.h).
-  {
-    const uint32_t size = s->striding_workgroup_size;
-    const uint32_t per_group = std::max(1u, size / limits.min_subgroup_size);
-    const PipelineSpec small{vren_radix_segment_small_spv, sizeof(vren_radix_segment_small_spv), size,
-                             detail::kSmallSegmentKeys, per_group, 1, tuning.digit_bits, true};
-    if (result == VK_SUCCESS)
-      result = createPipeline(*s, info.pipeline_cache, small, required_subgroup_size, &s->segment_small);
-    s->small_segments_per_group = per_group;
-    s->small_segment_max = limits.min_subgroup_size * detail::kSmallSegmentKeys;
+  s->small_segments_per_group = std::max(1u, s->striding_workgroup_size / limits.min_subgroup_size);
+  s->small_segment_max = limits.min_subgroup_size * detail::kSmallSegmentKeys;
+  std::string failed = "sort pipelines";
+  for (const SegmentPipelineRow& row : segmentPipelineRows(*s)) {
+    const PipelineSpec spec = segmentPipelineSpec(*s, limits, tuning, row);
+    if (result != VK_SUCCESS || spec.workgroup_size == 0) continue;
+    result = createPipeline(*s, info.pipeline_cache, spec, required_subgroup_size, row.pipeline);
+    if (result != VK_SUCCESS) failed = std::string(row.name) + " pipeline";
   }
   s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;
   s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;
@@ -379,7 +418,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   if (result != VK_SUCCESS) {
-    if (why) *why = "Creating the sort pipelines failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
+    if (why)
+      *why = "Creating the " + failed + " failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
     destroySorter(s);
     return result;
   }
@@ -391,10 +431,9 @@ void destroySorter(Sorter* s) {
   if (!s) return;
   destroyKeyPipelines(*s, s->u32);
   destroyKeyPipelines(*s, s->u64);
-  for (VkPipeline pipeline : {s->scan, s->segments_u32.copy, s->segments_u32.gather, s->segments_u32.sweep,
-                              s->segments_u64.copy, s->segments_u64.gather, s->segments_u64.sweep, s->segment_ids,
-                              s->topk, s->topk_segments, s->segment_small, s->segment_classify})
-    if (pipeline) s->fn.destroyPipeline(s->device, pipeline, s->allocator);
+  if (s->scan) s->fn.destroyPipeline(s->device, s->scan, s->allocator);
+  for (const SegmentPipelineRow& row : segmentPipelineRows(*s))
+    if (*row.pipeline) s->fn.destroyPipeline(s->device, *row.pipeline, s->allocator);
   if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
   delete s;
 }
