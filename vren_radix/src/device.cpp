@@ -139,4 +139,18 @@ VkResult createComputePipeline(const DeviceFunctions& fn, VkDevice device, const
   return result;
 }
 
+bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
+
+bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes) {
+  if (!a.buffer || a.buffer != b.buffer || a_bytes == 0 || b_bytes == 0) return false;
+  return a.offset < b.offset + b_bytes && b.offset < a.offset + a_bytes;
+}
+
+VkDeviceAddress addressOf(const DeviceFunctions& fn, VkDevice device, const BufferRange& r) {
+  if (!r.buffer) return 0;
+  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+  info.buffer = r.buffer;
+  return fn.getBufferDeviceAddress(device, &info) + r.offset;
+}
+
 }  // namespace vren::radix::detail

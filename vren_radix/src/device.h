@@ -9,6 +9,8 @@
 
 #include <vulkan/vulkan.h>
 
+#include "vren_radix/vren_radix.h"
+
 namespace vren::radix::detail {
 
 // Small helpers every module shares.
@@ -25,6 +27,12 @@ inline VkResult fail(std::string* why, std::string_view message, VkResult code) 
   if (why) *why = message;
   return code;
 }
+
+// Buffer ranges, as every module checks and addresses them.
+// Whether a range of known size is smaller than `bytes` (VK_WHOLE_SIZE: unknown, not smaller).
+bool tooSmall(const BufferRange& r, VkDeviceSize bytes);
+// Whether two ranges of the given sizes share a byte; null buffers and empty ranges share none.
+bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes);
 
 // Every device-level entry point the library uses.
 struct DeviceFunctions {
@@ -44,6 +52,9 @@ struct DeviceFunctions {
   PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginDebugUtilsLabel;  // null unless VK_EXT_debug_utils is on
   PFN_vkCmdEndDebugUtilsLabelEXT cmdEndDebugUtilsLabel;
 };
+
+// The device address of a range's first byte; 0 for a null buffer.
+VkDeviceAddress addressOf(const DeviceFunctions& fn, VkDevice device, const BufferRange& r);
 
 // Loads the device's entry points through gdpa, or, if that is null, through the
 // vkGetDeviceProcAddr that gipa returns. False if any required one is missing.

@@ -336,12 +336,8 @@ uint64_t maxSlotCount(uint32_t pixel_count, uint32_t material_count, uint32_t al
   return uint64_t{pixel_count} + uint64_t{std::min(pixel_count, material_count)} * (std::max(alignment, 1u) - 1);
 }
 
-bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
-
-bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes) {
-  if (!a.buffer || a.buffer != b.buffer || a_bytes == 0 || b_bytes == 0) return false;
-  return a.offset < b.offset + b_bytes && b.offset < a.offset + a_bytes;
-}
+using detail::overlaps;
+using detail::tooSmall;
 
 }  // namespace
 
@@ -418,10 +414,7 @@ const char* validateMaterialSortInfo(const MaterialSorter* s, const MaterialSort
 namespace {
 
 VkDeviceAddress addressOf(const MaterialSorter* s, const BufferRange& r) {
-  if (!r.buffer) return 0;
-  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-  info.buffer = r.buffer;
-  return s->fn.getBufferDeviceAddress(s->device, &info) + r.offset;
+  return detail::addressOf(s->fn, s->device, r);
 }
 
 // Orders one step's shader writes before the next step's shader reads and writes.

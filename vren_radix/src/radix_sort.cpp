@@ -495,19 +495,7 @@ uint32_t passCount(uint32_t begin_bit, uint32_t end_bit, uint32_t digit_bits) {
   return end_bit > begin_bit ? divCeil(end_bit - begin_bit, digit_bits) : 0;
 }
 
-bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
-
-bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes) {
-  if (a.buffer != b.buffer || a_bytes == 0 || b_bytes == 0) return false;
-  return a.offset < b.offset + b_bytes && b.offset < a.offset + a_bytes;
-}
-
-VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r) {
-  if (!r.buffer) return 0;
-  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-  info.buffer = r.buffer;
-  return s->fn.getBufferDeviceAddress(s->device, &info) + r.offset;
-}
+VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r) { return addressOf(s->fn, s->device, r); }
 
 }  // namespace detail
 

@@ -113,8 +113,6 @@ uint32_t passCount(uint32_t begin_bit, uint32_t end_bit, uint32_t digit_bits);
 // Internal bytes of a sort of `count` keys of key_type (getMemoryRequirements).
 VkDeviceSize internalSize(const Sorter* s, uint32_t count, KeyType key_type);
 // Whether a range of known size is smaller than `bytes` (VK_WHOLE_SIZE: unknown, not smaller).
-bool tooSmall(const BufferRange& r, VkDeviceSize bytes);
-bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes);
 VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r);
 
 // Orders one dispatch's shader writes before the next dispatch's shader reads and writes, and,

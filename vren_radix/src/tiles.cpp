@@ -183,19 +183,10 @@ uint64_t maxSlots(const TilePacker* p, uint32_t width, uint32_t height) {
          full_x * alignUp(uint64_t{t} * rest_y, a) + alignUp(rest_x * rest_y, a);
 }
 
-bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }
+using detail::overlaps;
+using detail::tooSmall;
 
-bool overlaps(const BufferRange& a, VkDeviceSize a_bytes, const BufferRange& b, VkDeviceSize b_bytes) {
-  if (!a.buffer || a.buffer != b.buffer) return false;
-  return a.offset < b.offset + b_bytes && b.offset < a.offset + a_bytes;
-}
-
-VkDeviceAddress addressOf(const TilePacker* p, const BufferRange& r) {
-  if (!r.buffer) return 0;
-  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-  info.buffer = r.buffer;
-  return p->fn.getBufferDeviceAddress(p->device, &info) + r.offset;
-}
+VkDeviceAddress addressOf(const TilePacker* p, const BufferRange& r) { return detail::addressOf(p->fn, p->device, r); }
 
 }  // namespace
 
