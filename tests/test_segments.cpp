@@ -275,10 +275,14 @@ TEST_CASE_FIXTURE(GpuTest, "segmented sorts: segments past a block, a workgroup 
     Context& ctx = pathContext(path, tile_threads, 2);
     INFO("tile threads: " << tile_threads);
     const uint32_t n = 128 * 300 + 77;
-    for (KeyType type : {KeyType::kU32, KeyType::kI32, KeyType::kF32, KeyType::kU64}) {
+    // Many equal keys, so that stability shows; and spread-out u32 keys, every digit in play.
+    for (const auto& [type, distribution] :
+         {std::pair{KeyType::kU32, Distribution::kLowBits}, std::pair{KeyType::kI32, Distribution::kLowBits},
+          std::pair{KeyType::kF32, Distribution::kLowBits}, std::pair{KeyType::kU64, Distribution::kLowBits},
+          std::pair{KeyType::kU32, Distribution::kUniform}}) {
       SegmentCase c;
       c.options = optionsFor(type);
-      c.words = keysFor(n, c.options, Distribution::kLowBits);  // many equal keys: stability shows
+      c.words = keysFor(n, c.options, distribution);
       c.offsets = randomOffsets(n, 200, 300, 0.02);
       for (bool hint : {true, false}) {
         c.hint = hint;

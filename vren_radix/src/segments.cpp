@@ -1,12 +1,14 @@
 // Segmented sorts and top-k on the sorter's passes.
 //
-// Three ways, chosen on the host:
-// - One subgroup per segment (radix_segment_small.comp) when the caller promises segments of 32-bit
-//   keys short enough for a subgroup's registers, one thread per segment up to 16 keys: each
-//   key's place by comparison, one dispatch.
-// - One workgroup per segment (radix_sort_block.comp, VREN_RADIX_FLAG_SEGMENTED) when the caller
-//   promises segments of at most a block (or, without offsets, when the whole count fits one):
+// Five ways. With a promised max_segment_length (or, without offsets, the whole count) the host
+// records the one that holds it; without one, radix_segment_classify.comp finds on the GPU which
+// ways some segment takes and writes each way's grid (empty if none), all of them recorded.
+// - One thread per segment up to 16 32-bit keys, one subgroup per segment up to 8 keys per lane
+//   (radix_segment_small.comp): each key's place by comparison, one dispatch.
+// - One workgroup per segment (radix_sort_block.comp, VREN_RADIX_FLAG_SEGMENTED) up to a block:
 //   one dispatch, each segment read and written once.
+// - One workgroup per segment running every pass over it (radix_segment_sweep.comp) while the
+//   longest segment is short enough and the segments many enough (tuning.h): one dispatch.
 // - Otherwise two stable sorts, least significant first: copy the keys (radix_segment_copy.comp),
 //   sort them by key carrying their input indices, turn each index into its segment
 //   (radix_segment_ids.comp), sort by segment carrying the indices, and read the elements from
@@ -152,8 +154,7 @@ bool sweeps(const Sorter* s, const SegmentedSortInfo& info, uint32_t longest) {
 }
 uint32_t recordSweep(const Sorter* s, VkCommandBuffer cmd, const SegmentedSortInfo& info, const Output& out,
                      uint32_t segments, uint32_t min_length, uint32_t grid_word) {
-  PassConstants pc = withOutput(s, segmentConstants(s, info), info.sort, out);
-  pc.internal = addressOf(s, info.sort.internal);
+  PassConstants pc = withOutput(s, segmentConstants(s, info), info.sort, out);  // internal: the scratch halves
   pc.pass = detail::passCount(info.sort.begin_bit, info.sort.end_bit, VREN_RADIX_MAX_DIGIT_BITS);
   pc.min_length = min_length;
   dispatchWay(s, cmd, info, sweepPipeline(s, info.sort.key_type), pc, segments, grid_word);
@@ -196,7 +197,6 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
     // Per segment its way, then the grids: each way's covers the segments if any takes it, else
     // is empty.
     PassConstants pc = segmentConstants(s, info);
-    pc.internal = addressOf(s, in.internal);
     pc.digit_mask = small_max;
     pc.bin_flip = block_max;
     pc.max_length = one_dispatch_max;
@@ -237,9 +237,8 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
   const uint32_t words = static_cast<uint32_t>(keyBytes(in.key_type) / 4);
 
   // 1. copy       the keys -> internal, the element count -> the scratch block | barrier
-  PassConstants pc = segmentConstants(s, info);
+  PassConstants pc = segmentConstants(s, info);  // internal: the scratch block, for the count
   pc.keys[1] = addressOf(s, keys[0]);
-  pc.internal = addressOf(s, in.internal);
   // Striding passes: on the grid the classification wrote, or a direct one.
   auto striding = [&](VkPipeline pipeline, const PassConstants& constants, uint64_t items) {
     if (classify)
