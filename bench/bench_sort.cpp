@@ -342,7 +342,25 @@ struct Flags {
   vren::radix::TuningConfig tuning{};
   bool lookback_set = false;  // --lookback
   uint32_t lookback_max_count = 0, lookback_keys_per_thread = 0, lookback_workgroup_size = 0;
+  bool large_tile_set = false;  // --large-tile
+  uint32_t large_tile_min_count = 0, large_tile_keys_per_thread = 0, large_tile_workgroup_size = 0;
 };
+
+// MAX_COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile; false if it is not that.
+bool parseTileFlag(const std::string& value, uint32_t* count, uint32_t* keys_per_thread, uint32_t* threads) {
+  const std::vector<std::string> texts = vren::radix::cli::splitOn(value, 'x');
+  std::vector<uint64_t> parts(texts.size());
+  bool numbers = true;
+  for (size_t part = 0; part < texts.size(); ++part)
+    numbers = numbers && vren::radix::cli::parseUint(texts[part], 0xFFFFFFFFu, &parts[part]);
+  if (!numbers || parts.size() > 3 || (parts.size() > 1 && (parts[1] == 0 || parts[1] > 64)) ||
+      (parts.size() > 2 && (parts[2] == 0 || parts[2] > 1024)))
+    return false;
+  *count = static_cast<uint32_t>(parts[0]);
+  if (parts.size() > 1) *keys_per_thread = static_cast<uint32_t>(parts[1]);
+  if (parts.size() > 2) *threads = static_cast<uint32_t>(parts[2]);
+  return true;
+}
 
 bool parseLog2(const std::string& text, int* out) {
   if (text.empty() || text.size() > 2 || text.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -373,20 +391,19 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
       if (!vren::radix::cli::parseTuning(value, &flags->tuning, error)) return false;
       flags->tuned = true;
     } else if (key == "--lookback") {
-      const std::vector<std::string> texts = vren::radix::cli::splitOn(value, 'x');
-      std::vector<uint64_t> parts(texts.size());
-      bool numbers = true;
-      for (size_t part = 0; part < texts.size(); ++part)
-        numbers = numbers && vren::radix::cli::parseUint(texts[part], 0xFFFFFFFFu, &parts[part]);
-      if (!numbers || parts.size() > 3 || (parts.size() > 1 && (parts[1] == 0 || parts[1] > 64)) ||
-          (parts.size() > 2 && (parts[2] == 0 || parts[2] > 1024))) {
+      if (!parseTileFlag(value, &flags->lookback_max_count, &flags->lookback_keys_per_thread,
+                         &flags->lookback_workgroup_size)) {
         *error = "--lookback takes MAX_COUNT[xKEYS_PER_THREAD[xTHREADS]], as in --lookback=4294967295x16x256.";
         return false;
       }
-      flags->lookback_max_count = static_cast<uint32_t>(parts[0]);
-      if (parts.size() > 1) flags->lookback_keys_per_thread = static_cast<uint32_t>(parts[1]);
-      if (parts.size() > 2) flags->lookback_workgroup_size = static_cast<uint32_t>(parts[2]);
       flags->lookback_set = flags->tuned = true;
+    } else if (key == "--large-tile") {
+      if (!parseTileFlag(value, &flags->large_tile_min_count, &flags->large_tile_keys_per_thread,
+                         &flags->large_tile_workgroup_size)) {
+        *error = "--large-tile takes MIN_COUNT[xKEYS_PER_THREAD[xTHREADS]], as in --large-tile=2097152x10x768.";
+        return false;
+      }
+      flags->large_tile_set = true;
     } else {
       argv[kept++] = argv[i];
     }
@@ -535,7 +552,9 @@ constexpr const char* kFlagsHelp =
     "                    the smaller of 24 and the largest count)\n"
     "  --device=N        the Vulkan device, numbered as by `vren-radix info`\n"
     "  --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)\n"
-    "  --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads\n\n";
+    "  --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads\n"
+    "  --large-tile=M[xK[xW]] look-back sorts from M keys on large tiles of W threads x K keys (on top of\n"
+    "                    the device's tuning, or of --tuning)\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -565,6 +584,15 @@ int main(int argc, char** argv) {
   if (flags.lookback_set) flags.tuning.lookback_max_count = flags.lookback_max_count;
   if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
+  if (ctx && flags.large_tile_set) {  // the large tile on top of the tuning in use
+    flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
+    flags.tuning.large_tile_min_count = flags.large_tile_min_count;
+    if (flags.large_tile_keys_per_thread) flags.tuning.large_tile_keys_per_thread = flags.large_tile_keys_per_thread;
+    if (flags.large_tile_workgroup_size) flags.tuning.large_tile_workgroup_size = flags.large_tile_workgroup_size;
+    options.tuning = &flags.tuning;
+    ctx.reset();
+    ctx = Context::create(options, &error);
+  }
   double copy_gbps = 0;
   bool cpu_device = true;
   if (ctx) {

@@ -289,7 +289,9 @@ struct Tool {
   }
 
   PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots) const {
-    std::vector<uint32_t> c(VREN_RADIX_SPEC_POLL_BUDGET + 1);
+    std::vector<uint32_t> c(VREN_RADIX_SPEC_RANK_PACKED + 1);
+    c[VREN_RADIX_SPEC_NARROW_SUBGROUPS] = facts.max_subgroup_size <= 32 ? VK_TRUE : VK_FALSE;
+    c[VREN_RADIX_SPEC_RANK_PACKED] = detail::onesweepRankPacked(t, facts, 1) ? VK_TRUE : VK_FALSE;
     c[VREN_RADIX_SPEC_WORKGROUP_SIZE] = t.workgroup_size;
     c[VREN_RADIX_SPEC_KEYS_PER_THREAD] = t.keys_per_thread;
     c[VREN_RADIX_SPEC_MAX_SUBGROUPS] = std::max(1u, t.workgroup_size / facts.min_subgroup_size);

@@ -9,21 +9,21 @@
 // 1. Load: subgroup s owns the contiguous segment of SUBGROUP_SIZE * KEYS_PER_THREAD keys from
 //    s * SUBGROUP_SIZE * KEYS_PER_THREAD; round i of lane l holds key i * SUBGROUP_SIZE + l of it
 //    (coalesced loads, and rounds in input order).
-// 2. Each subgroup counts its keys per bin with shared atomics on its own counters.
-// 3. Per bin: the tile's count, published at once (early, so that later tiles rarely wait);
-//    each subgroup's start inside the bin, offset by the bin's start in the tile.
-// 4. Rank straight into the slot in the tile: per round, ballots give each lane its peers, the
-//    highest peer advances its subgroup's start of the bin with one shared atomic and hands the
-//    old value on by shuffle. A subgroup barrier between rounds, no scan after them.
+// 2.-4. Rank the tile (radix_tile_rank.glsl): each subgroup counts its keys per bin on its own
+//    counters; per bin, the tile's count is published at once (early, so that later tiles
+//    rarely wait) and each subgroup's start inside the bin found; then round after round of
+//    keys go straight into their slots in the tile, with no scan after them.
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
 // 6. Out in slot order; values follow through the same shared memory.
-// Registers decide how many workgroups share an SM, and tile size decides how much of each
-// tile's fixed work (scans, barriers, the look-back) each key carries: at 2^26 keys on an H200,
-// 384 x 20 (97 registers, one workgroup per SM) beats 512 x 10 (57 registers, two) by 13 %.
+// Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
+// key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
+// an H200, 768 x 10 (24 subgroups, packed counters) 2.77 ms, 384 x 20 (12) 2.87, and 512 x 10
+// (57 registers, two workgroups per SM, a smaller tile) 3.27.
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_stage           4 W T      the tile in bin order, keys then values
-//   s_subgroup_bins   4 S BINS   per subgroup and bin: counts, then the next slot in the tile
+//   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin, counts, then the
+//                                next slot in the tile (half with RANK_PACKED)
 //   s_bin_start       4 BINS     where each bin starts in the tile
 //   s_bin_destination 4 BINS     the global index of tile slot 0 if it held the bin
 //   look-back         8 BINS + 8 (radix_lookback.glsl; s_lookback_count: the tile's counts)
@@ -60,9 +60,11 @@ const uint KEY_WORDS = 1u;
 #endif
 
 #include "radix_lookback.glsl"
+#include "radix_tile_rank.glsl"
+
+const uint UNITS_PER_THREAD = (RANK_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 
 shared uint s_stage[TILE_SIZE * KEY_WORDS];
-shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
 shared uint s_bin_start[BINS];
 shared uint s_bin_destination[BINS];
 shared bool s_skipped;  // every key has the same digit
@@ -90,11 +92,10 @@ void main() {
   const uint set = pc.pass & 1u;  // this pass's published words
   const uint thread = gl_LocalInvocationIndex;
   const uint first_bin = ordered_thread() * BINS_PER_THREAD;  // this thread's bins in the per-bin steps
-  const uint subgroup_bins = gl_SubgroupID * BINS;
 
   // The next pass's words start unpublished; counters start at zero.
   for (uint b = thread; b < BINS; b += gl_WorkGroupSize.x) pc.internal.data[lookback_at(set ^ 1u, tile, b)] = 0u;
-  for (uint j = thread; j < gl_NumSubgroups * BINS; j += gl_WorkGroupSize.x) s_subgroup_bins[j] = 0u;
+  rank_clear();
   if (thread == 0u) s_skipped = false;
   barrier();  // flags and counters zeroed
   if ((pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u) {
@@ -127,46 +128,48 @@ void main() {
   // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     if (segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys)
-      atomicAdd(s_subgroup_bins[subgroup_bins + bin_of(keys[i])], 1u);
+      rank_count(bin_of(keys[i]));
   }
   barrier();  // the subgroups' counts complete
 
   // 3. Per bin: the tile's count, published at once so that later tiles rarely wait for it;
-  //    each subgroup's start inside the bin; the bin's start in the tile (a scan over the bins),
-  //    added to the subgroups' starts.
+  //    each subgroup's start inside the bin; the bin's start in the tile (a scan over the
+  //    bins), added to the subgroups' starts. A thread takes whole units of counters.
+  const uint first_unit = ordered_thread() * UNITS_PER_THREAD;
   uint thread_tile_sum = 0u, thread_digit_sum = 0u;
-  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
-    const uint bin = first_bin + j;
-    if (bin < BINS) {
-      uint start = 0u;
-      for (uint s = 0u; s < gl_NumSubgroups; ++s) {
-        const uint count = s_subgroup_bins[s * BINS + bin];
-        s_subgroup_bins[s * BINS + bin] = start;
-        start += count;
+  uint unit_counts[UNITS_PER_THREAD];
+  [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
+    const uint unit = first_unit + j;
+    unit_counts[j] = 0u;
+    if (unit < RANK_UNITS) {
+      unit_counts[j] = rank_unit_counts(unit);
+      [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
+        const uint bin = unit * RANK_UNIT_BINS + h, count = rank_unit_part(unit_counts[j], h);
+        s_lookback_count[bin] = count;
+        lookback_publish(lookback_at(set, tile, bin), (tile == 0u ? LOOKBACK_PREFIX : LOOKBACK_AGGREGATE) | count);
+        thread_tile_sum += count;
       }
-      s_lookback_count[bin] = start;
-      lookback_publish(lookback_at(set, tile, bin), (tile == 0u ? LOOKBACK_PREFIX : LOOKBACK_AGGREGATE) | start);
-      thread_tile_sum += start;
     }
-    thread_digit_sum += digit_total[j];
   }
+  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) thread_digit_sum += digit_total[j];
   uint unused_total;
   uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
-  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
-    const uint bin = first_bin + j;
-    if (bin < BINS) {
-      for (uint s = 0u; s < gl_NumSubgroups; ++s) s_subgroup_bins[s * BINS + bin] += tile_start;
-      s_bin_start[bin] = tile_start;
-      tile_start += s_lookback_count[bin];
+  [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
+    const uint unit = first_unit + j;
+    if (unit < RANK_UNITS) {
+      uint starts = 0u;
+      [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
+        s_bin_start[unit * RANK_UNIT_BINS + h] = tile_start;
+        starts |= tile_start << (16u * h);
+        tile_start += rank_unit_part(unit_counts[j], h);
+      }
+      rank_unit_add_starts(unit, starts);
     }
   }
   barrier();  // every subgroup's starts final
 
-  // 4. Rank, straight into the key's slot in the tile: per round, ballots over the digit's bits
-  //    give each lane its peers (the lanes holding the same bin); the highest peer advances the
-  //    subgroup's start of the bin by their number with one shared atomic and hands the old
-  //    value to the others by shuffle; slot = old value + peers below. Rounds follow input
-  //    order, so the slots are stable. A key's registers are free after its round.
+  // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
+  //    input order, so the slots are stable. A key's registers are free after its round.
   uint ranks[KEYS_PER_THREAD];  // the slots, for the values
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const bool valid = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys;
@@ -174,19 +177,21 @@ void main() {
     // A dependency on the previous round keeps the compiler from hoisting every round's ballots
     // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200.
     if (i > 0u) bin ^= ranks[i - 1u] >> 31u;
-    const uvec4 peers = peers_of(bin, valid);
-    const uint leader = subgroupBallotFindMSB(peers);
-    uint before = 0u;
-    if (valid && gl_SubgroupInvocationID == leader)
-      before = atomicAdd(s_subgroup_bins[subgroup_bins + bin], subgroupBallotBitCount(peers));
-    // Every lane takes part in the shuffle; invalid lanes read a lane of their own choosing.
-    ranks[i] = subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + subgroupBallotExclusiveBitCount(peers);
+    ranks[i] = rank_key(bin, valid);
     if (valid) stage_key(ranks[i], keys[i]);
     // The next round's leader may be another lane: its atomic must follow this one, which the
     // memory model promises only through a barrier (on an H200 it cost nothing measurable:
     // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
     subgroupMemoryBarrierShared();
     subgroupBarrier();
+  }
+
+  // The values, loaded now (the keys' registers are free) so that the loads overlap step 5.
+  uint values[KEYS_PER_THREAD];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+    values[i] = 0u;
+    if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
   }
 
   // 5. Per bin: where the bin starts in the output, from the digit totals' scan and the
@@ -202,8 +207,7 @@ void main() {
   barrier();  // the tile in bin order, destinations visible to every thread
 
   // 6. Out in slot order: consecutive threads store consecutive keys of a bin. Values follow
-  //    through the same shared memory, loaded only now: registers decide how many workgroups
-  //    share an SM.
+  //    through the same shared memory.
   uint destination[KEYS_PER_THREAD];
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = i * gl_WorkGroupSize.x + thread;
@@ -215,11 +219,6 @@ void main() {
     }
   }
   if (!WITH_VALUES) return;
-  uint values[KEYS_PER_THREAD];
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
-    values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
-  }
   barrier();  // every key read out of shared memory
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     if (segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys) s_stage[ranks[i]] = values[i];

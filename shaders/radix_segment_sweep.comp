@@ -23,7 +23,7 @@
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_stage           4 W T      the tile in bin order, keys then values
-//   s_subgroup_bins   4 S BINS   per subgroup and bin: counts, then the next slot in the tile
+//   rank counters     4 S BINS   radix_tile_rank.glsl (half with RANK_PACKED)
 //   s_bin_start       4 BINS     where each bin starts in the tile
 //   s_tile_count      4 BINS     the tile's keys per bin
 //   s_next            4 BINS     each bin's next output index
@@ -40,12 +40,14 @@ layout(constant_id = VREN_RADIX_SPEC_KEYS_PER_THREAD) const uint KEYS_PER_THREAD
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 
 #include "workgroup_scan.glsl"
+#include "radix_tile_rank.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer SweepUints { uint data[]; };
 
 const uint WG = gl_WorkGroupSize.x;
 const uint TILE_SIZE = WG * KEYS_PER_THREAD;
 const uint BINS_PER_THREAD = (BINS + WG - 1u) / WG;
+const uint UNITS_PER_THREAD = (RANK_UNITS + WG - 1u) / WG;  // radix_tile_rank.glsl's counter words
 #ifdef VREN_RADIX_KEY64
 const uint KEY_WORDS = 2u;
 #else
@@ -53,7 +55,6 @@ const uint KEY_WORDS = 1u;
 #endif
 
 shared uint s_stage[TILE_SIZE * KEY_WORDS];
-shared uint s_subgroup_bins[MAX_SUBGROUPS * BINS];
 shared uint s_bin_start[BINS];
 shared uint s_tile_count[BINS];
 shared uint s_next[BINS];
@@ -122,7 +123,7 @@ void main() {
   const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
   const uint thread = gl_LocalInvocationIndex;
   const uint first_bin = ordered_thread() * BINS_PER_THREAD;
-  const uint subgroup_bins = gl_SubgroupID * BINS;
+  const uint first_unit = ordered_thread() * UNITS_PER_THREAD;
   const uint run = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;  // this subgroup's keys in a tile
 
   // Pass 0's digit counts.
@@ -153,7 +154,7 @@ void main() {
 
     for (uint tile_begin = 0u; tile_begin < size; tile_begin += TILE_SIZE) {  // uniform
       const uint tile_keys = min(TILE_SIZE, size - tile_begin);
-      for (uint j = thread; j < gl_NumSubgroups * BINS; j += WG) s_subgroup_bins[j] = 0u;
+      rank_clear();
       Key keys[KEYS_PER_THREAD];
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
         const uint slot = run + i * gl_SubgroupSize + gl_SubgroupInvocationID;
@@ -164,30 +165,33 @@ void main() {
       // 2. Each subgroup's keys per bin; the tile's per bin; starts in the tile.
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
         if (run + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys)
-          atomicAdd(s_subgroup_bins[subgroup_bins + pass_bin(keys[i], p)], 1u);
+          rank_count(pass_bin(keys[i], p));
       }
       barrier();  // the subgroups' counts complete
       uint thread_tile_sum = 0u;
-      [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
-        const uint bin = first_bin + j;
-        if (bin < BINS) {
-          uint in_bin = 0u;
-          for (uint s = 0u; s < gl_NumSubgroups; ++s) {
-            const uint count = s_subgroup_bins[s * BINS + bin];
-            s_subgroup_bins[s * BINS + bin] = in_bin;
-            in_bin += count;
+      uint unit_counts[UNITS_PER_THREAD];
+      [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
+        const uint unit = first_unit + j;
+        unit_counts[j] = 0u;
+        if (unit < RANK_UNITS) {
+          unit_counts[j] = rank_unit_counts(unit);
+          [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
+            s_tile_count[unit * RANK_UNIT_BINS + h] = rank_unit_part(unit_counts[j], h);
+            thread_tile_sum += rank_unit_part(unit_counts[j], h);
           }
-          s_tile_count[bin] = in_bin;
-          thread_tile_sum += in_bin;
         }
       }
       uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
-      [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
-        const uint bin = first_bin + j;
-        if (bin < BINS) {
-          for (uint s = 0u; s < gl_NumSubgroups; ++s) s_subgroup_bins[s * BINS + bin] += tile_start;
-          s_bin_start[bin] = tile_start;
-          tile_start += s_tile_count[bin];
+      [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
+        const uint unit = first_unit + j;
+        if (unit < RANK_UNITS) {
+          uint starts = 0u;
+          [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
+            s_bin_start[unit * RANK_UNIT_BINS + h] = tile_start;
+            starts |= tile_start << (16u * h);
+            tile_start += rank_unit_part(unit_counts[j], h);
+          }
+          rank_unit_add_starts(unit, starts);
         }
       }
       barrier();  // every subgroup's starts final
@@ -198,12 +202,7 @@ void main() {
         const bool valid = run + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys;
         uint bin = pass_bin(keys[i], p);
         if (i > 0u) bin ^= ranks[i - 1u] >> 31u;  // keeps the rounds' ballots in order
-        const uvec4 peers = peers_of(bin, valid);
-        const uint leader = subgroupBallotFindMSB(peers);
-        uint before = 0u;
-        if (valid && gl_SubgroupInvocationID == leader)
-          before = atomicAdd(s_subgroup_bins[subgroup_bins + bin], subgroupBallotBitCount(peers));
-        ranks[i] = subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + subgroupBallotExclusiveBitCount(peers);
+        ranks[i] = rank_key(bin, valid);
         if (valid) stage_key(ranks[i], keys[i]);
         subgroupMemoryBarrierShared();
         subgroupBarrier();  // the next round's leader's atomic follows this one's

@@ -577,6 +577,37 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large for unpacked rank counters pack them" * doctest::test_suite("subgroup")) {
+  // A large tile of 128 threads x 48 keys asked for: on 32 KiB of shared memory (lavapipe), at
+  // 4, 8 or 16 lanes a subgroup, the tile that fits is the one whose rank counters hold two bins
+  // a word (radix_tile_rank.glsl); keys per thread shrink until the packed layout fits, so the
+  // unpacked one does not. On a 48 KiB GPU the tile fits unpacked. Both sides of the threshold,
+  // keys, pairs, u64 keys and descending f32 argsort, over a few tiles.
+  TuningConfig t = getSorterProperties(context().sorter()).tuning;
+  t.lookback_max_count = 0xFFFFFFFFu;
+  t.block_max_count = 0;
+  t.large_tile_min_count = 4000;
+  t.large_tile_workgroup_size = 128;
+  t.large_tile_keys_per_thread = 48;
+  Context& ctx = contextWithTuning(t);
+  const SorterProperties props = getSorterProperties(ctx.sorter());
+  if (props.subgroup_size < 32) REQUIRE(props.large_tile_size < 128 * 48);  // shrunk: packed
+  for (uint32_t n : {3999u, 3u * props.large_tile_size + 7}) {
+    INFO("count " << n);
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+    checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low bits");
+    SortOptions o;
+    o.key_type = KeyType::kU64;
+    o.end_bit = 64;
+    checkSort(ctx, makeKeys(2 * n, Distribution::kUniform, rng()), true, o, "uniform u64");
+    o = {};
+    o.key_type = KeyType::kF32;
+    o.descending = true;
+    o.argsort = true;
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform f32 descending argsort");
+  }
+}
+
 TEST_CASE_FIXTURE(GpuTest, "one-dispatch sorts up to one workgroup's keys, every option, and past them" *
                                doctest::test_suite("subgroup")) {
   // The device's tuning: sorts of up to block_size keys (u64: block_size_u64) run in one

@@ -70,19 +70,23 @@ struct PipelineSpec {
   bool key_map = false;
   bool poll_atomic = true;
   uint32_t poll_budget = 0;
+  bool narrow_subgroups = false;  // radix_tile_rank.glsl's settings
+  bool rank_packed = false;
 };
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
   const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups,
                              spec.value_slots,    kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE,
-                             spec.digit_bits,     spec.poll_atomic ? VK_TRUE : VK_FALSE, spec.poll_budget};
+                             spec.digit_bits,     spec.poll_atomic ? VK_TRUE : VK_FALSE, spec.poll_budget,
+                             spec.narrow_subgroups ? VK_TRUE : VK_FALSE, spec.rank_packed ? VK_TRUE : VK_FALSE};
   const VkSpecializationMapEntry entries[] = {
       {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
       {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},  {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
       {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},   {VREN_RADIX_SPEC_KEY_MAP, 20, 4},
       {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},    {VREN_RADIX_SPEC_POLL_ATOMIC, 28, 4},
-      {VREN_RADIX_SPEC_POLL_BUDGET, 32, 4},
+      {VREN_RADIX_SPEC_POLL_BUDGET, 32, 4},   {VREN_RADIX_SPEC_NARROW_SUBGROUPS, 36, 4},
+      {VREN_RADIX_SPEC_RANK_PACKED, 40, 4},
   };
   const VkSpecializationInfo specialization{static_cast<uint32_t>(std::size(entries)), entries, sizeof(values), values};
   // The setup pass, 64 threads, may not be a whole subgroup; it uses no subgroup operations.
@@ -191,6 +195,8 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
     // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
     keys.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
     keys.poll_budget = shape.lookback_poll_budget;
+    keys.narrow_subgroups = limits.max_subgroup_size <= 32;
+    keys.rank_packed = detail::onesweepRankPacked(shape, limits, key_words);
     PipelineSpec pairs = keys;
     pairs.value_slots = 2;  // values move with the keys, through the keys' shared memory
     if (r == VK_SUCCESS) r = create(setupSpec(shape), &t.setup);
@@ -278,8 +284,11 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
       const KeyPipelines& keys = row.shape == SegmentShape::kSweepU32 ? s.u32 : s.u64;
       const TuningConfig& t = keys.lookback.tiles[0].tuning;
       if (keys.lookback.max_count == 0) return {row.code, row.code_size, 0, 0, 0, 0, 0};
-      return {row.code,         row.code_size, t.workgroup_size, t.keys_per_thread,
-              std::max(1u, t.workgroup_size / limits.min_subgroup_size), 1, t.digit_bits, true};
+      PipelineSpec sweep{row.code,         row.code_size, t.workgroup_size, t.keys_per_thread,
+                         std::max(1u, t.workgroup_size / limits.min_subgroup_size), 1, t.digit_bits, true};
+      sweep.narrow_subgroups = limits.max_subgroup_size <= 32;
+      sweep.rank_packed = detail::onesweepRankPacked(t, limits, row.shape == SegmentShape::kSweepU32 ? 1 : 2);
+      return sweep;
     }
   }
   return {row.code, row.code_size, 0, 0, 0, 0, 0};

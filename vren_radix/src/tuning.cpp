@@ -22,12 +22,15 @@ constexpr TuningConfig nvidiaTuning() {
   // The look-back at every count: 2^26 keys / pairs 2.84 / 3.70 against 2.94 / 4.08 for the
   // 4-bit passes; 2^22 0.220 / 0.293 against 0.259 / 0.338.
   t.lookback_max_count = 0xFFFFFFFFu;
-  // Large tiles from 2^21 keys. 2^26 keys / pairs: 384x20 2.84 / 3.70, 448x16 2.90 / 3.75,
-  // 512x12 2.98 / 3.81, 384x16 3.10 / 4.05, 512x10 3.27 / 4.13, 256x20 3.68 / 4.80, 256x16
-  // 4.01 / 5.28. 2^20: 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119.
+  // Large tiles from 2^21 keys: 768x10, 24 subgroups on one 7680-key tile, its rank counters
+  // packed (radix_tile_rank.glsl; 65 registers). 2^26 keys / pairs, one session: 768x10 2.77 /
+  // 3.47, 640x12 2.80 / 3.49, 896x8 2.89 / 3.61, 384x20 unpacked (96 registers) 2.87 / 3.72;
+  // 2^24: 768x10 0.726 / 0.915 against 384x20 0.754 / 0.979. Earlier, with unpacked counters
+  // only: 448x16 2.90 / 3.75, 512x12 2.98 / 3.81, 384x16 3.10 / 4.05, 512x10 3.27 / 4.13, 256x20
+  // 3.68 / 4.80. 2^20: 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119.
   t.large_tile_min_count = 1u << 21;
-  t.large_tile_workgroup_size = 384;
-  t.large_tile_keys_per_thread = 20;
+  t.large_tile_workgroup_size = 768;
+  t.large_tile_keys_per_thread = 10;
   return t;
 }
 constexpr TuningConfig kNvidia = nvidiaTuning();
@@ -89,10 +92,17 @@ uint32_t lookbackMaxTiles(const DeviceFacts& limits) {
 }
 
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t key_words) {
+                             uint32_t key_words, bool packed) {
   const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;  // radix_onesweep.comp's map
-  return 4 * workgroup_size * keys_per_thread * key_words + 4 * max_subgroups * bins + 4 * 4 * bins + 8 +
+  const uint32_t counter_bytes = (packed ? 2 : 4) * max_subgroups * bins;
+  return 4 * workgroup_size * keys_per_thread * key_words + counter_bytes + 4 * 4 * bins + 8 +
          4 * (max_subgroups + 1) + 4;
+}
+
+bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words) {
+  const uint32_t subgroups = std::max(1u, shape.workgroup_size / std::max(1u, limits.min_subgroup_size));
+  return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words, false) >
+         limits.max_shared_memory;
 }
 
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words, bool large) {
@@ -106,15 +116,16 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   uint32_t keys = std::clamp(large ? tuning.large_tile_keys_per_thread : tuning.lookback_keys_per_thread, 1u, 64u);
   auto subgroups = [&](uint32_t w) { return std::max(1u, w / std::max(1u, limits.min_subgroup_size)); };
   // Per-subgroup counters grow with the subgroups: fewer threads while they take half the
-  // shared memory, then fewer keys per thread.
-  while (threads > step && 4 * subgroups(threads) * 256 > limits.max_shared_memory / 2) threads -= step;
-  while (keys > 1 && onesweepSharedBytes(threads, keys, subgroups(threads), key_words) > limits.max_shared_memory) --keys;
+  // shared memory even packed, then fewer keys per thread.
+  while (threads > step && 2 * subgroups(threads) * 256 > limits.max_shared_memory / 2) threads -= step;
+  while (keys > 1 && onesweepSharedBytes(threads, keys, subgroups(threads), key_words, true) > limits.max_shared_memory)
+    --keys;
   wide.workgroup_size = threads;
   wide.keys_per_thread = keys;
   // The polls of a SIMD vector's lanes, the rounds of counting missing tiles (at most
   // lookbackMaxTiles()) and the other loops stay below llvmpipe's 65535 iterations in all.
   if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
-  if (onesweepSharedBytes(threads, keys, subgroups(threads), key_words) > limits.max_shared_memory ||
+  if (onesweepSharedBytes(threads, keys, subgroups(threads), key_words, true) > limits.max_shared_memory ||
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
     wide.lookback_max_count = 0;
   return wide;

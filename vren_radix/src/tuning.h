@@ -41,9 +41,13 @@ constexpr uint32_t kLookbackUnpolledMaxTiles = 1024;
 // Look-back prefixes hold 30 bits (radix_lookback.glsl's published words).
 constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 
-// Shared memory of the one-dispatch pass (radix_onesweep.comp's map).
+// Shared memory of the one-dispatch pass (radix_onesweep.comp's map), its rank counters packed
+// two bins a word or not (radix_tile_rank.glsl).
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t key_words);
+                             uint32_t key_words, bool packed);
+// Whether a look-back tile of this shape packs its rank counters: only where unpacked ones do not
+// fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
+bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words);
 
 // A look-back tile's tuning: 8-bit digits, lookback_workgroup_size threads (whole subgroups) x
 // lookback_keys_per_thread keys, or with `large` the large_tile_* shape, shrunk to the device's

@@ -1,0 +1,88 @@
+// Ranking a tile by one digit inside a workgroup, in a stable order and with no scan after the
+// ranking (the Onesweep way; radix_onesweep.comp and radix_segment_sweep.comp):
+// 1. rank_clear(), a barrier; each subgroup counts its keys per bin with rank_count(bin), a
+//    barrier;
+// 2. per unit of counters (RANK_UNIT_BINS bins), one thread turns the subgroups' counts into each
+//    subgroup's start inside the bin (rank_unit_counts), and once the bins' starts in the tile
+//    are known adds them (rank_unit_add_starts); a barrier;
+// 3. round after round of keys in input order, rank_key(bin, valid) gives a key its slot in the
+//    tile: ballots over the digit's bits find the lanes of the same bin (its peers), the highest
+//    peer advances its subgroup's start of the bin by their number with one shared atomic and
+//    hands the old value on by shuffle; slot = old value + peers below. A subgroup barrier
+//    follows each round.
+// With RANK_PACKED, two bins share a counter word (bin 2p in the low half: counters hold slots
+// of the tile, below 2^16), which halves the counters' shared memory so that more subgroups fit
+// a tile. Two bins then share each shared atomic's address, and a thread owns both: on an H200
+// at 2^26 keys, 384 x 20 keys takes 3.04 ms packed and 2.87 unpacked, but only packed does
+// 768 x 10 fit (2.77 ms).
+//
+// The including shader declares MAX_SUBGROUPS (an upper bound on gl_NumSubgroups), includes
+// radix_common.glsl and enables GL_KHR_shader_subgroup_shuffle.
+//
+// Shared memory (bytes): s_subgroup_bins 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED.
+
+// Every subgroup has at most 32 lanes: ballots fit their first word.
+layout(constant_id = VREN_RADIX_SPEC_NARROW_SUBGROUPS) const bool NARROW_SUBGROUPS = false;
+layout(constant_id = VREN_RADIX_SPEC_RANK_PACKED) const bool RANK_PACKED = false;
+
+const uint RANK_UNIT_BINS = RANK_PACKED ? 2u : 1u;  // bins per counter word
+const uint RANK_UNITS = BINS / RANK_UNIT_BINS;       // counter words per subgroup
+shared uint s_subgroup_bins[MAX_SUBGROUPS * RANK_UNITS];
+
+uint rank_counter(uint subgroup, uint bin) { return subgroup * RANK_UNITS + bin / RANK_UNIT_BINS; }
+uint rank_shift(uint bin) { return RANK_PACKED ? (bin & 1u) << 4u : 0u; }
+// Bin `h` of a unit's packed counts or starts.
+uint rank_unit_part(uint packed, uint h) { return RANK_PACKED ? (packed >> (16u * h)) & 0xFFFFu : packed; }
+
+void rank_clear() {
+  for (uint j = gl_LocalInvocationIndex; j < gl_NumSubgroups * RANK_UNITS; j += gl_WorkGroupSize.x)
+    s_subgroup_bins[j] = 0u;
+}
+
+void rank_count(uint bin) { atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], 1u << rank_shift(bin)); }
+
+// The tile's counts of the unit's bins, packed as its counters; each subgroup's counters of them
+// now hold its start inside the bin (with RANK_PACKED both halves are summed at once: no half
+// reaches 2^16).
+uint rank_unit_counts(uint unit) {
+  uint start = 0u;
+  [[unroll]] for (uint s = 0u; s < MAX_SUBGROUPS; ++s) {
+    if (s < gl_NumSubgroups) {
+      const uint count = s_subgroup_bins[s * RANK_UNITS + unit];
+      s_subgroup_bins[s * RANK_UNITS + unit] = start;
+      start += count;
+    }
+  }
+  return start;
+}
+
+// Adds where the unit's bins start in the tile (packed as the counts) to every subgroup's
+// starts of them.
+void rank_unit_add_starts(uint unit, uint bin_starts) {
+  [[unroll]] for (uint s = 0u; s < MAX_SUBGROUPS; ++s)
+    if (s < gl_NumSubgroups) s_subgroup_bins[s * RANK_UNITS + unit] += bin_starts;
+}
+
+// The slot in the tile of this lane's key of `bin`; every lane of the subgroup calls it, those
+// without a key (valid false) get junk.
+uint rank_key(uint bin, bool valid) {
+  uint leader, peer_count, peers_below;
+  if (NARROW_SUBGROUPS) {
+    const uint peers = peers_of_narrow(bin, valid);
+    leader = findMSB(peers);
+    peer_count = bitCount(peers);
+    peers_below = bitCount(peers & gl_SubgroupLtMask.x);
+  } else {
+    const uvec4 peers = peers_of(bin, valid);
+    leader = subgroupBallotFindMSB(peers);
+    peer_count = subgroupBallotBitCount(peers);
+    peers_below = subgroupBallotExclusiveBitCount(peers);
+  }
+  uint before = 0u;
+  if (valid && gl_SubgroupInvocationID == leader) {
+    const uint shift = rank_shift(bin);
+    before = rank_unit_part(atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], peer_count << shift) >> shift, 0u);
+  }
+  // Every lane takes part in the shuffle; invalid lanes read a lane of their own choosing.
+  return subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + peers_below;
+}
