@@ -199,11 +199,15 @@ struct Tool {
                                         VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT |
                                             VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT,
                                         "subgroup arithmetic, ballot and shuffle",
-                                        kPushConstantBytes,
-                                        size_control,
-                                        0};
+                                        kPushConstantBytes};
+    DeviceBinding binding;
+    binding.instance = instance;
+    binding.physical_device = physical;
+    binding.device = device;
+    binding.get_instance_proc_addr = vkGetInstanceProcAddr;
+    binding.subgroup_size_control_enabled = size_control;
     std::string why;
-    if (detail::inspectDevice(vkGetInstanceProcAddr, instance, physical, request, &facts, &why) != VK_SUCCESS)
+    if (detail::inspectDevice(binding, request, &facts, &why) != VK_SUCCESS)
       throw std::runtime_error(why);
 
     VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushConstantBytes};

@@ -147,7 +147,7 @@ void memoryBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccess
 bool pack(Context& ctx, const Options& o, const std::vector<uint32_t>& keys, Packed* out, TilePackerProperties* props,
           std::string* error) {
   TilePackerCreateInfo ci = ctx.createInfo<TilePackerCreateInfo>();
-  ci.required_subgroup_size = ctx.subgroupSizeControlEnabled() ? ctx.device().subgroup_size : 0;
+  ci.binding.required_subgroup_size = ctx.subgroupSizeControlEnabled() ? ctx.device().subgroup_size : 0;
   TilePacker* packer = nullptr;
   std::string why;
   if (createTilePacker(ci, &packer, &why) != VK_SUCCESS) {

@@ -88,8 +88,8 @@ void SorterDeleter::operator()(Sorter* s) const {
 SorterPtr fakeSorter(const FakeLimits& limits, const TuningConfig* tuning, Pipelines pipelines) {
   g_fake = limits;
   SorterCreateInfo info = context().createInfo<SorterCreateInfo>();
-  info.get_instance_proc_addr = fakeGetInstanceProcAddr;
-  if (pipelines == Pipelines::kUncompiled) info.get_device_proc_addr = uncompiledGetDeviceProcAddr;
+  info.binding.get_instance_proc_addr = fakeGetInstanceProcAddr;
+  if (pipelines == Pipelines::kUncompiled) info.binding.get_device_proc_addr = uncompiledGetDeviceProcAddr;
   info.tuning = tuning;
   Sorter* s = nullptr;
   std::string why;

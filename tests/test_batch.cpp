@@ -62,7 +62,7 @@ TEST_CASE_FIXTURE(GpuTest, "batches: independent sorts behind shared barriers, e
   TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
   tuning.lookback_max_count = 6000;
   SorterCreateInfo info = context().createInfo<SorterCreateInfo>();
-  info.get_device_proc_addr = countingGetDeviceProcAddr;
+  info.binding.get_device_proc_addr = countingGetDeviceProcAddr;
   info.tuning = &tuning;
   Sorter* raw = nullptr;
   std::string error;

@@ -303,7 +303,7 @@ std::vector<uint64_t> createEachUnderFailures(Context& ctx, Injector& injector, 
         what, injector, injected,
         [&](Object** out, std::string* why) {
           Info info = ctx.template createInfo<Info>();
-          configure(info.allocator, info.get_device_proc_addr);
+          configure(info.binding.allocator, info.binding.get_device_proc_addr);
           return create(info, out, why);
         },
         destroy);

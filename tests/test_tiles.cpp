@@ -44,7 +44,7 @@ std::string describe(const PackerConfig& c) {
 
 TilePackerCreateInfo createInfo(Context& ctx, const PackerConfig& c) {
   TilePackerCreateInfo ci = ctx.createInfo<TilePackerCreateInfo>();
-  ci.required_subgroup_size = ctx.subgroupSizeControlEnabled() ? ctx.device().subgroup_size : 0;
+  ci.binding.required_subgroup_size = ctx.subgroupSizeControlEnabled() ? ctx.device().subgroup_size : 0;
   ci.tile_size = c.tile_size;
   ci.container_count = c.containers;
   ci.alignment = c.alignment;

@@ -146,12 +146,12 @@ int run(const Options& o) {
   };
 
   MaterialSorterCreateInfo sorter_info;
-  sorter_info.instance = ctx->instance();
-  sorter_info.physical_device = ctx->physicalDevice();
-  sorter_info.device = device;
-  sorter_info.get_instance_proc_addr = vkGetInstanceProcAddr;
-  sorter_info.get_device_proc_addr = vkGetDeviceProcAddr;
-  sorter_info.subgroup_size_control_enabled = ctx->subgroupSizeControlEnabled();
+  sorter_info.binding.instance = ctx->instance();
+  sorter_info.binding.physical_device = ctx->physicalDevice();
+  sorter_info.binding.device = device;
+  sorter_info.binding.get_instance_proc_addr = vkGetInstanceProcAddr;
+  sorter_info.binding.get_device_proc_addr = vkGetDeviceProcAddr;
+  sorter_info.binding.subgroup_size_control_enabled = ctx->subgroupSizeControlEnabled();
   MaterialSorter* raw_sorter = nullptr;
   if (createMaterialSorter(sorter_info, &raw_sorter, &error) != VK_SUCCESS) return fail(error);
   std::unique_ptr<MaterialSorter, void (*)(MaterialSorter*)> sorter(raw_sorter, destroyMaterialSorter);

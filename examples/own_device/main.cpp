@@ -104,11 +104,11 @@ int main() {
 
   // 2. The sorter gets the application's entry points (here volk's), nothing global.
   vren::radix::SorterCreateInfo sci;
-  sci.instance = instance;
-  sci.physical_device = gpu;
-  sci.device = device;
-  sci.get_instance_proc_addr = vkGetInstanceProcAddr;
-  sci.get_device_proc_addr = vkGetDeviceProcAddr;
+  sci.binding.instance = instance;
+  sci.binding.physical_device = gpu;
+  sci.binding.device = device;
+  sci.binding.get_instance_proc_addr = vkGetInstanceProcAddr;
+  sci.binding.get_device_proc_addr = vkGetDeviceProcAddr;
   vren::radix::Sorter* sorter = nullptr;
   std::string why;
   CHECK_VK(vren::radix::createSorter(sci, &sorter, &why));

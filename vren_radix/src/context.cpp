@@ -355,13 +355,13 @@ struct Context::Impl {
     if (!check(vk.vkCreateFence(device, &fence_info, nullptr, &fence), "Creating a fence", error)) return false;
 
     SorterCreateInfo sci;
-    sci.instance = instance;
-    sci.physical_device = physical;
-    sci.device = device;
-    sci.get_instance_proc_addr = vkGetInstanceProcAddr;
-    sci.get_device_proc_addr = vkGetDeviceProcAddr;
-    sci.subgroup_size_control_enabled = size_control;
-    sci.required_subgroup_size = options.required_subgroup_size;
+    sci.binding.instance = instance;
+    sci.binding.physical_device = physical;
+    sci.binding.device = device;
+    sci.binding.get_instance_proc_addr = vkGetInstanceProcAddr;
+    sci.binding.get_device_proc_addr = vkGetDeviceProcAddr;
+    sci.binding.subgroup_size_control_enabled = size_control;
+    sci.binding.required_subgroup_size = options.required_subgroup_size;
     sci.tuning = options.tuning;
     std::string why;
     VkResult r = createSorter(sci, &sorter, &why);

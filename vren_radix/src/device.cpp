@@ -11,11 +11,6 @@ bool load(PFN_vkGetDeviceProcAddr gdpa, VkDevice device, const char* name, T& ou
   return out != nullptr;
 }
 
-VkResult refuse(std::string* why, const std::string& message, VkResult code) {
-  if (why) *why = message;
-  return code;
-}
-
 }  // namespace
 
 bool loadDeviceFunctions(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, PFN_vkGetDeviceProcAddr gdpa,
@@ -41,13 +36,15 @@ bool loadDeviceFunctions(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, PF
   return ok;
 }
 
-VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPhysicalDevice physical_device,
-                       const DeviceRequest& request, DeviceFacts* facts, std::string* why) {
+VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& request, DeviceFacts* facts, std::string* why) {
+  const PFN_vkGetInstanceProcAddr gipa = binding.get_instance_proc_addr;
+  const VkInstance instance = binding.instance;
+  const VkPhysicalDevice physical_device = binding.physical_device;
   const std::string module = request.module;
   auto getProperties2 =
       reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(gipa(instance, "vkGetPhysicalDeviceProperties2"));
   if (!getProperties2)
-    return refuse(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
+    return fail(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
                   VK_ERROR_INITIALIZATION_FAILED);
 
   VkPhysicalDeviceSubgroupSizeControlProperties size_control{
@@ -57,7 +54,7 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
   VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   getProperties2(physical_device, &properties);
   if (properties.properties.apiVersion < VK_API_VERSION_1_2)
-    return refuse(why, "The device supports Vulkan 1.1 or older; " + module + " needs Vulkan 1.2 (buffer device addresses).",
+    return fail(why, "The device supports Vulkan 1.1 or older; " + module + " needs Vulkan 1.2 (buffer device addresses).",
                   VK_ERROR_FEATURE_NOT_PRESENT);
   const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
   properties.pNext = &vk11;
@@ -67,14 +64,14 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
   const VkPhysicalDeviceLimits& l = properties.properties.limits;
 
   if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
-    return refuse(why, "The device has no subgroup operations in compute shaders, which " + module + " needs.",
+    return fail(why, "The device has no subgroup operations in compute shaders, which " + module + " needs.",
                   VK_ERROR_FEATURE_NOT_PRESENT);
   if ((vk11.subgroupSupportedOperations & request.subgroup_operations) != request.subgroup_operations)
-    return refuse(why, "The device lacks " + std::string(request.operations) + " in compute shaders, which " + module +
+    return fail(why, "The device lacks " + std::string(request.operations) + " in compute shaders, which " + module +
                            " needs.",
                   VK_ERROR_FEATURE_NOT_PRESENT);
   if (l.maxPushConstantsSize < request.push_constant_bytes)
-    return refuse(why, "The device allows fewer than " + std::to_string(request.push_constant_bytes) +
+    return fail(why, "The device allows fewer than " + std::to_string(request.push_constant_bytes) +
                            " bytes of push constants, which " + module + " needs.",
                   VK_ERROR_FEATURE_NOT_PRESENT);
 
@@ -89,12 +86,12 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
   }
   d.required_subgroup_size = 0;
   d.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
-  if (request.subgroup_size_control_enabled && has_size_control &&
+  if (binding.subgroup_size_control_enabled && has_size_control &&
       (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
     // The largest size: fewer subgroups make the per-subgroup walks of the passes shorter.
-    const uint32_t chosen = request.required_subgroup_size ? request.required_subgroup_size : size_control.maxSubgroupSize;
+    const uint32_t chosen = binding.required_subgroup_size ? binding.required_subgroup_size : size_control.maxSubgroupSize;
     if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || (chosen & (chosen - 1)))
-      return refuse(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
+      return fail(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
                     VK_ERROR_FEATURE_NOT_PRESENT);
     d.required_subgroup_size = chosen;
     d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = chosen;
@@ -106,6 +103,35 @@ VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPh
   d.max_groups[1] = l.maxComputeWorkGroupCount[1];
   d.max_allocation = vk11.maxMemoryAllocationSize;
   return VK_SUCCESS;
+}
+
+VkResult bindDevice(const DeviceBinding& binding, const char* create_info, const DeviceRequest& request,
+                    DeviceFacts* facts, DeviceFunctions* fn, std::string* why) {
+  if (!binding.device || !binding.physical_device || !binding.instance || !binding.get_instance_proc_addr)
+    return fail(why,
+                  std::string(create_info) +
+                      "::binding needs instance, physical_device, device and get_instance_proc_addr.",
+                  VK_ERROR_INITIALIZATION_FAILED);
+  if (VkResult r = inspectDevice(binding, request, facts, why); r != VK_SUCCESS) return r;
+  *fn = {};
+  if (!loadDeviceFunctions(binding.get_instance_proc_addr, binding.instance, binding.get_device_proc_addr,
+                           binding.device, fn))
+    return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
+                  VK_ERROR_INITIALIZATION_FAILED);
+  return VK_SUCCESS;
+}
+
+VkResult createPipelineLayout(const DeviceFunctions& fn, const DeviceBinding& binding, uint32_t push_constant_bytes,
+                              VkPipelineLayout* out) {
+  const VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+  VkPipelineLayoutCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  info.pushConstantRangeCount = 1;
+  info.pPushConstantRanges = &push_range;
+  // Output handles are undefined on failure: keep only a created one.
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  const VkResult result = fn.createPipelineLayout(binding.device, &info, binding.allocator, &layout);
+  if (result == VK_SUCCESS) *out = layout;
+  return result;
 }
 
 VkResult createComputePipeline(const DeviceFunctions& fn, VkDevice device, const VkAllocationCallbacks* allocator,

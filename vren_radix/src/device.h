@@ -67,8 +67,6 @@ struct DeviceRequest {
   VkSubgroupFeatureFlags subgroup_operations;   // in compute shaders
   const char* operations;                       // those operations in words, for the refusal
   uint32_t push_constant_bytes;
-  bool subgroup_size_control_enabled;           // the caller enabled subgroupSizeControl + computeFullSubgroups
-  uint32_t required_subgroup_size;              // 0: the device's largest, when pinning
 };
 
 struct DeviceFacts {
@@ -88,8 +86,18 @@ struct DeviceFacts {
 // Reads the device's properties, refuses a device the module cannot run on with a sentence
 // naming what is missing, and pins the subgroup size (the device's largest unless asked
 // otherwise) when the caller enabled subgroup size control.
-VkResult inspectDevice(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPhysicalDevice physical_device,
-                       const DeviceRequest& request, DeviceFacts* facts, std::string* why);
+VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& request, DeviceFacts* facts, std::string* why);
+
+// Every module's first step: the binding's required handles present (else a refusal naming
+// `create_info`, the caller's struct), the device inspected for the request, the entry points
+// loaded.
+VkResult bindDevice(const DeviceBinding& binding, const char* create_info, const DeviceRequest& request,
+                    DeviceFacts* facts, DeviceFunctions* fn, std::string* why);
+
+// A module's pipeline layout: one push-constant range of `push_constant_bytes` for compute, no
+// descriptor sets (the passes take buffer addresses). *out is set only on success.
+VkResult createPipelineLayout(const DeviceFunctions& fn, const DeviceBinding& binding, uint32_t push_constant_bytes,
+                              VkPipelineLayout* out);
 
 // Everything a compute pipeline of this library is made from. With required_subgroup_size != 0
 // the stage also requires full subgroups of that size.

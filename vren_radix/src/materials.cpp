@@ -166,28 +166,13 @@ VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const Pipeline
 VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSorter** out, std::string* why) {
   if (!out) return VK_ERROR_INITIALIZATION_FAILED;
   *out = nullptr;
-  if (!info.device || !info.physical_device || !info.instance || !info.get_instance_proc_addr)
-    return fail(why, "MaterialSorterCreateInfo needs instance, physical_device, device and get_instance_proc_addr.",
-                VK_ERROR_INITIALIZATION_FAILED);
-
   DeviceFacts facts;
+  DeviceFunctions fn;
   const detail::DeviceRequest request{
-      "the material sort",
-      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
-      "subgroup arithmetic or ballot operations (subgroupMin, subgroupBallot)",
-      sizeof(MaterialConstants),
-      info.subgroup_size_control_enabled,
-      info.required_subgroup_size};
-  if (VkResult r = detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request,
-                                         &facts, why);
-      r != VK_SUCCESS)
+      "the material sort", VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
+      "subgroup arithmetic or ballot operations (subgroupMin, subgroupBallot)", sizeof(MaterialConstants)};
+  if (VkResult r = detail::bindDevice(info.binding, "MaterialSorterCreateInfo", request, &facts, &fn, why); r != VK_SUCCESS)
     return r;
-
-  DeviceFunctions fn{};
-  if (!detail::loadDeviceFunctions(info.get_instance_proc_addr, info.instance, info.get_device_proc_addr, info.device,
-                                   &fn))
-    return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
-                VK_ERROR_INITIALIZATION_FAILED);
 
   MaterialTuning tuning = facts.vendor_id == kVendorNvidia ? kNvidiaTuning : kDefaultTuning;
   tuning.workgroup_size = std::min(tuning.workgroup_size, kDefaultSubgroupsPerWorkgroup * facts.min_subgroup_size);
@@ -203,8 +188,8 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
 
   MaterialSorter* s = new (std::nothrow) MaterialSorter;
   if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
-  s->device = info.device;
-  s->allocator = info.allocator;
+  s->device = info.binding.device;
+  s->allocator = info.binding.allocator;
   s->fn = fn;
   s->properties.tuning = tuning;
   // As the radix look-back's: NVIDIA's volatile loads are polls, and cheaper than atomic ones.
@@ -233,14 +218,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
     if (size <= max_materials && (s->histogram_count == 0 || size > s->histogram_sizes[s->histogram_count - 1]))
       s->histogram_sizes[s->histogram_count++] = size;
 
-  VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(MaterialConstants)};
-  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  layout_info.pushConstantRangeCount = 1;
-  layout_info.pPushConstantRanges = &push_range;
-  // Output handles are undefined on failure: keep only a created one.
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkResult result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &layout);
-  if (result == VK_SUCCESS) s->layout = layout;
+  VkResult result = detail::createPipelineLayout(fn, info.binding, sizeof(MaterialConstants), &s->layout);
 
   struct {
     PipelineSpec spec;
@@ -286,7 +264,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   for (uint32_t i = 0; i < pipeline_count && result == VK_SUCCESS; ++i) {
     // The scan's own workgroup size holds more subgroups than the tuning's.
     const uint32_t own_size = pipelines[i].spec.workgroup_size;
-    result = createPipeline(*s, info.pipeline_cache, pipelines[i].spec,
+    result = createPipeline(*s, info.binding.pipeline_cache, pipelines[i].spec,
                             own_size ? std::max(1u, own_size / facts.min_subgroup_size) : max_subgroups,
                             facts.required_subgroup_size, pipelines[i].target);
   }

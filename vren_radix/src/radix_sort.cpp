@@ -127,7 +127,7 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
     return keys;
   };
   auto create = [&](const PipelineSpec& pipeline_spec, VkPipeline* pipeline) {
-    return createPipeline(s, info.pipeline_cache, pipeline_spec, required_subgroup_size, pipeline);
+    return createPipeline(s, info.binding.pipeline_cache, pipeline_spec, required_subgroup_size, pipeline);
   };
   auto mapped = [](PipelineSpec map_spec) {
     map_spec.key_map = true;
@@ -299,28 +299,14 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
 VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* why) {
   if (!out) return VK_ERROR_INITIALIZATION_FAILED;
   *out = nullptr;
-  if (!info.device || !info.physical_device || !info.instance || !info.get_instance_proc_addr)
-    return fail(why, "SorterCreateInfo needs instance, physical_device, device and get_instance_proc_addr.",
-                VK_ERROR_INITIALIZATION_FAILED);
-
   detail::DeviceFacts limits;
+  DeviceFunctions fn;
   const detail::DeviceRequest request{
-      "vren_radix",
-      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
-      "subgroup arithmetic or ballot operations",
-      sizeof(PassConstants),
-      info.subgroup_size_control_enabled,
-      info.required_subgroup_size};
-  VkResult result =
-      detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request, &limits, why);
+      "vren_radix", VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
+      "subgroup arithmetic or ballot operations", sizeof(PassConstants)};
+  VkResult result = detail::bindDevice(info.binding, "SorterCreateInfo", request, &limits, &fn, why);
   if (result != VK_SUCCESS) return result;
   const uint32_t required_subgroup_size = limits.required_subgroup_size;
-
-  DeviceFunctions fn{};
-  if (!detail::loadDeviceFunctions(info.get_instance_proc_addr, info.instance, info.get_device_proc_addr, info.device,
-                                   &fn))
-    return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
-                VK_ERROR_INITIALIZATION_FAILED);
 
   const TuningConfig requested = info.tuning ? *info.tuning : detail::defaultTuning(limits.vendor_id);
   const TuningConfig tuning = detail::clampTuning(requested, limits, 1);
@@ -336,8 +322,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
 
   Sorter* s = new (std::nothrow) Sorter;
   if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
-  s->device = info.device;
-  s->allocator = info.allocator;
+  s->device = info.binding.device;
+  s->allocator = info.binding.allocator;
   s->fn = fn;
   s->max_groups_x = limits.max_groups[0];
   s->u32.tuning = tuning;
@@ -394,19 +380,12 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint64_t by_internal = tiles_by_internal * std::min(tile, tile_u64);
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory, by_internal}));
 
-  VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassConstants)};
-  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  layout_info.pushConstantRangeCount = 1;
-  layout_info.pPushConstantRanges = &push_range;
-  // Output handles are undefined on failure: keep only a created one.
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &layout);
-  if (result == VK_SUCCESS) s->layout = layout;
+  result = detail::createPipelineLayout(fn, info.binding, sizeof(PassConstants), &s->layout);
 
   const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(limits.max_workgroup_size));
   const PipelineSpec scan{vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1,
                           std::max(1u, scan_size / limits.min_subgroup_size), 1, tuning.digit_bits};
-  if (result == VK_SUCCESS) result = createPipeline(*s, info.pipeline_cache, scan, required_subgroup_size, &s->scan);
+  if (result == VK_SUCCESS) result = createPipeline(*s, info.binding.pipeline_cache, scan, required_subgroup_size, &s->scan);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
   if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
   // Segmented sorts' and top-k's pipelines, from their table.
@@ -417,7 +396,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   for (const SegmentPipelineRow& row : segmentPipelineRows(*s)) {
     const PipelineSpec spec = segmentPipelineSpec(*s, limits, tuning, row);
     if (result != VK_SUCCESS || spec.workgroup_size == 0) continue;
-    result = createPipeline(*s, info.pipeline_cache, spec, required_subgroup_size, row.pipeline);
+    result = createPipeline(*s, info.binding.pipeline_cache, spec, required_subgroup_size, row.pipeline);
     if (result != VK_SUCCESS) failed = std::string(row.name) + " pipeline";
   }
   s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;

@@ -95,27 +95,16 @@ VkResult createPipeline(TilePacker& p, VkPipelineCache cache, const PassConfig& 
 VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, std::string* why) {
   if (!out) return VK_ERROR_INITIALIZATION_FAILED;
   *out = nullptr;
-  if (!info.device || !info.physical_device || !info.instance || !info.get_instance_proc_addr)
-    return fail(why, "TilePackerCreateInfo needs instance, physical_device, device and get_instance_proc_addr.",
-                VK_ERROR_INITIALIZATION_FAILED);
   VkResult result = checkParameters(info, why);
   if (result != VK_SUCCESS) return result;
   detail::DeviceFacts facts;
+  DeviceFunctions fn;
   const detail::DeviceRequest request{"the tile packer",
                                       VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT |
                                           VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT,
-                                      "subgroup arithmetic, ballot and shuffle",
-                                      sizeof(TilePackConstants),
-                                      info.subgroup_size_control_enabled,
-                                      info.required_subgroup_size};
-  result = detail::inspectDevice(info.get_instance_proc_addr, info.instance, info.physical_device, request, &facts, why);
+                                      "subgroup arithmetic, ballot and shuffle", sizeof(TilePackConstants)};
+  result = detail::bindDevice(info.binding, "TilePackerCreateInfo", request, &facts, &fn, why);
   if (result != VK_SUCCESS) return result;
-
-  DeviceFunctions fn{};
-  if (!detail::loadDeviceFunctions(info.get_instance_proc_addr, info.instance, info.get_device_proc_addr, info.device,
-                                   &fn))
-    return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
-                VK_ERROR_INITIALIZATION_FAILED);
 
   // A power of two within the device's limit and the tile's quads, and at least one subgroup of
   // the largest size the device may run: the shader hands lane r round r's key, so a subgroup's
@@ -138,22 +127,15 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
 
   TilePacker* p = new (std::nothrow) TilePacker;
   if (!p) return VK_ERROR_OUT_OF_HOST_MEMORY;
-  p->device = info.device;
-  p->allocator = info.allocator;
+  p->device = info.binding.device;
+  p->allocator = info.binding.allocator;
   p->fn = fn;
   p->max_groups[0] = facts.max_groups[0];
   p->max_groups[1] = facts.max_groups[1];
   p->properties = {info.tile_size, info.container_count, info.alignment, config.workgroup_size, facts.subgroup_size};
 
-  VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(TilePackConstants)};
-  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  layout_info.pushConstantRangeCount = 1;
-  layout_info.pPushConstantRanges = &push_range;
-  // Output handles are undefined on failure: keep only a created one.
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  result = fn.createPipelineLayout(info.device, &layout_info, info.allocator, &layout);
-  if (result == VK_SUCCESS) p->layout = layout;
-  if (result == VK_SUCCESS) result = createPipeline(*p, info.pipeline_cache, config, facts.required_subgroup_size);
+  result = detail::createPipelineLayout(fn, info.binding, sizeof(TilePackConstants), &p->layout);
+  if (result == VK_SUCCESS) result = createPipeline(*p, info.binding.pipeline_cache, config, facts.required_subgroup_size);
   if (result != VK_SUCCESS) {
     if (why) *why = "Creating the tile packing pipeline failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
     destroyTilePacker(p);

@@ -137,17 +137,23 @@ class Context {
   PFN_vkGetInstanceProcAddr instanceProcAddr() const;
   PFN_vkGetDeviceProcAddr deviceProcAddr() const;
 
-  // A SorterCreateInfo, TilePackerCreateInfo or MaterialSorterCreateInfo whose device fields
-  // (instance, devices, entry points, subgroup size control) name this context's device.
+  // This context's device (instance, devices, entry points, subgroup size control) as a module
+  // binds to it.
+  DeviceBinding binding() const {
+    DeviceBinding b;
+    b.instance = instance();
+    b.physical_device = physicalDevice();
+    b.device = vkDevice();
+    b.get_instance_proc_addr = instanceProcAddr();
+    b.get_device_proc_addr = deviceProcAddr();
+    b.subgroup_size_control_enabled = subgroupSizeControlEnabled();
+    return b;
+  }
+  // A SorterCreateInfo, TilePackerCreateInfo or MaterialSorterCreateInfo bound to this device.
   template <typename CreateInfo>
   CreateInfo createInfo() const {
     CreateInfo info{};
-    info.instance = instance();
-    info.physical_device = physicalDevice();
-    info.device = vkDevice();
-    info.get_instance_proc_addr = instanceProcAddr();
-    info.get_device_proc_addr = deviceProcAddr();
-    info.subgroup_size_control_enabled = subgroupSizeControlEnabled();
+    info.binding = binding();
     return info;
   }
   // usage gets SHADER_DEVICE_ADDRESS and TRANSFER_SRC/DST added; memory can hold device addresses.

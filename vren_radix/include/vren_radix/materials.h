@@ -73,19 +73,7 @@ struct MaterialTuning {
 };
 
 struct MaterialSorterCreateInfo {
-  VkInstance instance = VK_NULL_HANDLE;
-  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
-  VkDevice device = VK_NULL_HANDLE;
-  // Entry points: the only way the library reaches Vulkan. get_device_proc_addr may be left
-  // null; it is then looked up through get_instance_proc_addr.
-  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
-  PFN_vkGetDeviceProcAddr get_device_proc_addr = nullptr;
-  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
-  const VkAllocationCallbacks* allocator = nullptr;
-  // As SorterCreateInfo: with subgroupSizeControl and computeFullSubgroups enabled, the passes
-  // run with full subgroups of required_subgroup_size (0: the device's largest).
-  bool subgroup_size_control_enabled = false;
-  uint32_t required_subgroup_size = 0;
+  DeviceBinding binding;
   // Null: the default, 256 threads but at most 8 subgroups (64 threads at 8 lanes), and 8
   // rounds. Clamped to the device's limits. The fast path (see
   // MaterialSorterProperties::fast_material_count) keeps min_rounds pixels per thread in

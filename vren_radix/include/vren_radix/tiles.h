@@ -53,18 +53,7 @@ constexpr uint32_t hashTileKey(uint32_t x) {
 }
 
 struct TilePackerCreateInfo {
-  VkInstance instance = VK_NULL_HANDLE;
-  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
-  VkDevice device = VK_NULL_HANDLE;
-  // Entry points, as in SorterCreateInfo: get_device_proc_addr may be left null.
-  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
-  PFN_vkGetDeviceProcAddr get_device_proc_addr = nullptr;
-  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
-  const VkAllocationCallbacks* allocator = nullptr;
-  // As in SorterCreateInfo: with subgroupSizeControl and computeFullSubgroups enabled on the
-  // device, the pass runs at required_subgroup_size if non-zero, else the device's largest.
-  bool subgroup_size_control_enabled = false;
-  uint32_t required_subgroup_size = 0;
+  DeviceBinding binding;
   // Tile edge in pixels: a power of two in [kMinTileSize, kMaxTileSize].
   uint32_t tile_size = 64;
   // Containers per tile, in [1, kMaxTileContainers]. Keys are folded into them by hash; a prime

@@ -74,7 +74,10 @@ struct TuningConfig {
   uint32_t block_max_count = 0xFFFFFFFFu;
 };
 
-struct SorterCreateInfo {
+// The device a module (sorter, material sorter, tile packer) works on, and how it reaches
+// Vulkan; every create info holds one. instance, physical_device, device and
+// get_instance_proc_addr are required.
+struct DeviceBinding {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;
@@ -85,10 +88,14 @@ struct SorterCreateInfo {
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   const VkAllocationCallbacks* allocator = nullptr;
   // Set when the device was created with the subgroupSizeControl and computeFullSubgroups
-  // features of Vulkan 1.3. The sorter then pins the subgroup size: required_subgroup_size if
+  // features of Vulkan 1.3. The module then pins the subgroup size: required_subgroup_size if
   // non-zero, else the device's largest. Ignored on devices older than Vulkan 1.3.
   bool subgroup_size_control_enabled = false;
   uint32_t required_subgroup_size = 0;
+};
+
+struct SorterCreateInfo {
+  DeviceBinding binding;
   // Null: chosen from the device (see tuning.cpp). Clamped to the device's limits.
   const TuningConfig* tuning = nullptr;
 };
