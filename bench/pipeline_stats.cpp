@@ -15,7 +15,8 @@
 //
 // The pipelines are made as the library makes them for u32 keys without an order map: the same
 // SPIR-V, specialization constants and, where subgroup size control exists, the same pinned
-// subgroup size (detail::inspectDevice, clampTuning, pairsScatterShape).
+// subgroup size (detail::inspectDevice, clampTuning, pairsScatterShape, specializationValues,
+// onesweepSpec).
 #include <volk.h>
 
 #include <algorithm>
@@ -31,10 +32,10 @@
 #include "device.h"
 #include "materials_shared.h"
 #include "radix_shared.h"
+#include "sorter.h"
 #include "spirv/materials_fast_count.h"
 #include "spirv/materials_fast_scatter.h"
 #include "spirv/radix_count.h"
-#include "spirv/radix_onesweep.h"
 #include "spirv/radix_scan.h"
 #include "spirv/radix_scatter.h"
 #include "spirv/radix_scatter_wide.h"
@@ -292,20 +293,17 @@ struct Tool {
                 line.empty() ? "  (the driver reports no statistics)" : line.c_str());
   }
 
+  // A reduce-then-scan pass (count, scatter, scan) at tuning t, as radix_sort.cpp specializes it.
   PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots) const {
-    std::vector<uint32_t> c(VREN_RADIX_SPEC_RANK_PACKED + 1);
-    c[VREN_RADIX_SPEC_NARROW_SUBGROUPS] = facts.max_subgroup_size <= 32 ? VK_TRUE : VK_FALSE;
-    c[VREN_RADIX_SPEC_RANK_PACKED] = detail::onesweepRankPacked(t, facts, 1) ? VK_TRUE : VK_FALSE;
-    c[VREN_RADIX_SPEC_WORKGROUP_SIZE] = t.workgroup_size;
-    c[VREN_RADIX_SPEC_KEYS_PER_THREAD] = t.keys_per_thread;
-    c[VREN_RADIX_SPEC_MAX_SUBGROUPS] = std::max(1u, t.workgroup_size / facts.min_subgroup_size);
-    c[VREN_RADIX_SPEC_VALUE_SLOTS] = value_slots;
-    c[VREN_RADIX_SPEC_COUNT_TILES] = detail::kCountTiles;
-    c[VREN_RADIX_SPEC_KEY_MAP] = VK_FALSE;
-    c[VREN_RADIX_SPEC_DIGIT_BITS] = t.digit_bits;
-    c[VREN_RADIX_SPEC_POLL_ATOMIC] = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY ? VK_TRUE : VK_FALSE;
-    c[VREN_RADIX_SPEC_POLL_BUDGET] = t.lookback_poll_budget;
-    return {pipelineName(pass, {t.workgroup_size, t.keys_per_thread, t.digit_bits}), shader, c};
+    const detail::PipelineSpec spec{shader.code, shader.bytes, t.workgroup_size, t.keys_per_thread,
+                                    std::max(1u, t.workgroup_size / facts.min_subgroup_size), value_slots,
+                                    t.digit_bits};
+    return request(pass, spec);
+  }
+  PipelineRequest request(const char* pass, const detail::PipelineSpec& spec) const {
+    const auto values = detail::specializationValues(spec);
+    return {pipelineName(pass, {spec.workgroup_size, spec.keys_per_thread, spec.digit_bits}),
+            {spec.code, spec.code_size}, std::vector<uint32_t>(values.begin(), values.end())};
   }
 
   void reportRadix(const std::vector<TuningConfig>& tunings) const {
@@ -321,8 +319,8 @@ struct Tool {
                            t.workgroup_size * t.keys_per_thread));
       const TuningConfig lookback = detail::lookbackTuning(asked, facts, 1, false);
       if (lookback.lookback_max_count > 0) {  // look-back sorts: one dispatch per pass
-        report(radixPipeline("radix_onesweep_keys", spirv(vren_radix_onesweep_spv), lookback, 1));
-        report(radixPipeline("radix_onesweep_pairs", spirv(vren_radix_onesweep_spv), lookback, 2));
+        report(request("radix_onesweep_keys", detail::onesweepSpec(lookback, facts, 1, false)));
+        report(request("radix_onesweep_pairs", detail::onesweepSpec(lookback, facts, 1, true)));
       }
       digit_widths.insert(t.digit_bits);
     }

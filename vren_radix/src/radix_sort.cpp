@@ -59,36 +59,15 @@ using detail::kUsage;
 using detail::KeyPipelines;
 using detail::ScatterPipelines;
 
-struct PipelineSpec {
-  const uint32_t* code;
-  size_t code_size;
-  uint32_t workgroup_size;
-  uint32_t keys_per_thread;
-  uint32_t max_subgroups;
-  uint32_t value_slots;
-  uint32_t digit_bits;
-  bool key_map = false;
-  bool poll_atomic = true;
-  uint32_t poll_budget = 0;
-  bool narrow_subgroups = false;  // radix_tile_rank.glsl's settings
-  bool rank_packed = false;
-};
+using detail::PipelineSpec;
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
-  const uint32_t values[] = {spec.workgroup_size, spec.keys_per_thread, spec.max_subgroups,
-                             spec.value_slots,    kCountTiles,          spec.key_map ? VK_TRUE : VK_FALSE,
-                             spec.digit_bits,     spec.poll_atomic ? VK_TRUE : VK_FALSE, spec.poll_budget,
-                             spec.narrow_subgroups ? VK_TRUE : VK_FALSE, spec.rank_packed ? VK_TRUE : VK_FALSE};
-  const VkSpecializationMapEntry entries[] = {
-      {VREN_RADIX_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_SPEC_KEYS_PER_THREAD, 4, 4},
-      {VREN_RADIX_SPEC_MAX_SUBGROUPS, 8, 4},  {VREN_RADIX_SPEC_VALUE_SLOTS, 12, 4},
-      {VREN_RADIX_SPEC_COUNT_TILES, 16, 4},   {VREN_RADIX_SPEC_KEY_MAP, 20, 4},
-      {VREN_RADIX_SPEC_DIGIT_BITS, 24, 4},    {VREN_RADIX_SPEC_POLL_ATOMIC, 28, 4},
-      {VREN_RADIX_SPEC_POLL_BUDGET, 32, 4},   {VREN_RADIX_SPEC_NARROW_SUBGROUPS, 36, 4},
-      {VREN_RADIX_SPEC_RANK_PACKED, 40, 4},
-  };
-  const VkSpecializationInfo specialization{static_cast<uint32_t>(std::size(entries)), entries, sizeof(values), values};
+  const std::array<uint32_t, detail::kSpecConstantCount> values = detail::specializationValues(spec);
+  std::array<VkSpecializationMapEntry, detail::kSpecConstantCount> entries;
+  for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, 4 * i, 4};
+  const VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(), sizeof(values),
+                                            values.data()};
   // The setup pass, 64 threads, may not be a whole subgroup; it uses no subgroup operations.
   const bool setup = spec.code == vren_radix_setup_spv;
   return detail::createComputePipeline(
@@ -189,18 +168,10 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
     // Without polls every tile counts every earlier one: the work grows with the square of the
     // tiles, so larger sorts take the passes.
     if (shape.lookback_poll_budget == 0) t.max_tiles = std::min(t.max_tiles, detail::kLookbackUnpolledMaxTiles);
-    PipelineSpec keys{wide ? vren_radix_onesweep_u64_spv : vren_radix_onesweep_spv,
-                      wide ? sizeof(vren_radix_onesweep_u64_spv) : sizeof(vren_radix_onesweep_spv),
-                      shape.workgroup_size, shape.keys_per_thread, maxSubgroups(shape), 1, shape.digit_bits};
-    // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
-    keys.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
-    keys.poll_budget = shape.lookback_poll_budget;
-    keys.narrow_subgroups = limits.max_subgroup_size <= 32;
-    keys.rank_packed = detail::onesweepRankPacked(shape, limits, key_words);
-    PipelineSpec pairs = keys;
-    pairs.value_slots = 2;  // values move with the keys, through the keys' shared memory
     if (r == VK_SUCCESS) r = create(setupSpec(shape), &t.setup);
-    if (r == VK_SUCCESS) r = createScatters(keys, pairs, &t.scatter);
+    if (r == VK_SUCCESS)
+      r = createScatters(detail::onesweepSpec(shape, limits, key_words, false),
+                         detail::onesweepSpec(shape, limits, key_words, true), &t.scatter);
   }
   const PipelineSpec histogram = spec(wide ? vren_radix_histogram_u64_spv : vren_radix_histogram_spv,
                                       wide ? sizeof(vren_radix_histogram_u64_spv) : sizeof(vren_radix_histogram_spv),
@@ -429,6 +400,39 @@ void destroySorter(Sorter* s) {
 SorterProperties getSorterProperties(const Sorter* s) { return s->properties; }
 
 namespace detail {
+
+std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec& spec) {
+  std::array<uint32_t, kSpecConstantCount> v{};
+  v[VREN_RADIX_SPEC_WORKGROUP_SIZE] = spec.workgroup_size;
+  v[VREN_RADIX_SPEC_KEYS_PER_THREAD] = spec.keys_per_thread;
+  v[VREN_RADIX_SPEC_MAX_SUBGROUPS] = spec.max_subgroups;
+  v[VREN_RADIX_SPEC_VALUE_SLOTS] = spec.value_slots;
+  v[VREN_RADIX_SPEC_COUNT_TILES] = kCountTiles;
+  v[VREN_RADIX_SPEC_KEY_MAP] = spec.key_map ? VK_TRUE : VK_FALSE;
+  v[VREN_RADIX_SPEC_DIGIT_BITS] = spec.digit_bits;
+  v[VREN_RADIX_SPEC_NARROW_SUBGROUPS] = spec.narrow_subgroups ? VK_TRUE : VK_FALSE;
+  v[VREN_RADIX_SPEC_POLL_ATOMIC] = spec.poll_atomic ? VK_TRUE : VK_FALSE;
+  v[VREN_RADIX_SPEC_POLL_BUDGET] = spec.poll_budget;
+  v[VREN_RADIX_SPEC_RANK_PACKED] = spec.rank_packed ? VK_TRUE : VK_FALSE;
+  return v;
+}
+
+PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
+  const bool wide = key_words == 2;
+  PipelineSpec spec{wide ? vren_radix_onesweep_u64_spv : vren_radix_onesweep_spv,
+                    wide ? sizeof(vren_radix_onesweep_u64_spv) : sizeof(vren_radix_onesweep_spv),
+                    shape.workgroup_size,
+                    shape.keys_per_thread,
+                    std::max(1u, shape.workgroup_size / std::max(1u, limits.min_subgroup_size)),
+                    with_values ? 2u : 1u,  // values move with the keys, through the keys' shared memory
+                    shape.digit_bits};
+  // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
+  spec.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
+  spec.poll_budget = shape.lookback_poll_budget;
+  spec.narrow_subgroups = limits.max_subgroup_size <= 32;
+  spec.rank_packed = onesweepRankPacked(shape, limits, key_words);
+  return spec;
+}
 
 uint32_t keyBits(KeyType t) { return t == KeyType::kU64 ? 64 : 32; }
 uint32_t keyBytes(KeyType t) { return t == KeyType::kU64 ? 8 : 4; }

@@ -18,6 +18,30 @@ namespace detail {
 constexpr VkDeviceSize kAlignment = 16;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
+// What a radix pass's pipeline is made from: its SPIR-V and the values of its specialization
+// constants (radix_shared.h's VREN_RADIX_SPEC_*). The sorter and the pipeline statistics tool
+// (bench/pipeline_stats.cpp) both make pipelines from these.
+struct PipelineSpec {
+  const uint32_t* code;
+  size_t code_size;
+  uint32_t workgroup_size;
+  uint32_t keys_per_thread;
+  uint32_t max_subgroups;
+  uint32_t value_slots;
+  uint32_t digit_bits;
+  bool key_map = false;
+  bool poll_atomic = true;
+  uint32_t poll_budget = 0;
+  bool narrow_subgroups = false;  // radix_tile_rank.glsl's settings
+  bool rank_packed = false;
+};
+constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_RANK_PACKED + 1;
+// Specialization constant i's value at index i.
+std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec& spec);
+// The look-back pass (radix_onesweep.comp) of `shape` (lookbackTuning's) on this device, for
+// keys of key_words words, alone or with values.
+PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
+
 // The scatters of one key width: keys alone or with values, and for 32-bit keys the same with
 // the signed / float order map (the first two go without).
 struct ScatterPipelines {
