@@ -40,6 +40,7 @@
 #include <benchmark/benchmark.h>
 #include <volk.h>
 
+#include "bench_common.h"
 #include "gpu_timing.h"
 #include "warmup.h"
 #include "spirv/materials_bench_shade.h"
@@ -50,6 +51,7 @@ namespace {
 
 using namespace vren::radix;
 using bench::barrier;
+using bench::SplitMix64;
 using bench::median;
 
 constexpr int kGpuPassesPerRun = 200;
@@ -66,15 +68,6 @@ constexpr std::pair<uint32_t, uint32_t> kSmallScreens[] = {{320, 180}, {640, 360
 enum class Map { kRandom, kBlocks };
 const char* name(Map m) { return m == Map::kRandom ? "random" : "blocks"; }
 
-struct SplitMix64 {
-  uint64_t state;
-  uint32_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return static_cast<uint32_t>((z ^ (z >> 31)) >> 32);
-  }
-};
 
 // The same map for a kind, size and material count in every run.
 std::vector<uint32_t> makeIds(Map map, uint32_t width, uint32_t height, uint32_t materials) {

@@ -178,31 +178,24 @@ bool sortOnGpu(Context& ctx, const Arguments& a, const std::vector<uint32_t>& id
   }
 
   std::memcpy(staging.mapped, ids.data(), ids_bytes);
-  auto barrier = [](VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-                    VkAccessFlags dst) {
-    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    b.srcAccessMask = src;
-    b.dstAccessMask = dst;
-    vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
-  };
   const bool ok = ctx.submit(
       [&](VkCommandBuffer cmd) {
         if (ids_bytes) {
           const VkBufferCopy upload{0, 0, ids_bytes};
           vkCmdCopyBuffer(cmd, staging.buffer, info.material_ids.buffer, 1, &upload);
         }
-        barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT);
+        ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
         cmdSortMaterials(sorter.get(), cmd, info);
-        barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                VK_ACCESS_TRANSFER_READ_BIT);
+        ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
         const BufferRange* outputs[] = {&info.counts, &info.offsets, &info.dispatch, &info.new_to_old};
         for (int i = 0; i < 4; ++i) {
           const VkBufferCopy down{0, out_at[i], out_sizes[i]};
           vkCmdCopyBuffer(cmd, outputs[i]->buffer, staging.buffer, 1, &down);
         }
-        barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                VK_ACCESS_HOST_READ_BIT);
+        ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
       },
       error, &out->gpu_ms);
   if (!ok) return false;

@@ -128,13 +128,6 @@ void runPack(const TilePacker* p, const Screen& s, const PackOptions& o, PackOut
   const char* invalid = validateTilePackInfo(p, info);
   REQUIRE_MESSAGE(invalid == nullptr, invalid);
 
-  auto barrier = [](VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-                    VkAccessFlags dst) {
-    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    b.srcAccessMask = src;
-    b.dstAccessMask = dst;
-    vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
-  };
   const bool ok = ctx.submit(
       [&](VkCommandBuffer cmd) {
         const VkBufferCopy upload{0, o.keys_offset, key_bytes};
@@ -142,19 +135,19 @@ void runPack(const TilePacker* p, const Screen& s, const PackOptions& o, PackOut
         vkCmdFillBuffer(cmd, buffers[1].buffer, 0, 4, o.counter_start);
         for (int i = 2; i < 5; ++i) vkCmdFillBuffer(cmd, buffers[i].buffer, 0, sizes[i], kPoison);
         for (int i = 1; i < 5; ++i) vkCmdFillBuffer(cmd, buffers[i].buffer, sizes[i], kCanaryBytes, kCanary);
-        barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         cmdPackTiles(p, cmd, info);
-        barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                VK_ACCESS_TRANSFER_READ_BIT);
+        ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
         VkDeviceSize at = key_bytes;
         for (int i = 1; i < 5; ++i) {
           const VkBufferCopy region{0, at, sizes[i] + kCanaryBytes};
           vkCmdCopyBuffer(cmd, buffers[i].buffer, staging.buffer, 1, &region);
           at += sizes[i] + kCanaryBytes;
         }
-        barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                VK_ACCESS_HOST_READ_BIT);
+        ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
       },
       &error);
   REQUIRE_MESSAGE(ok, error);

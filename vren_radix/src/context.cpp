@@ -481,10 +481,14 @@ struct Context::Impl {
   }
 
   void barrier(VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+    barrierInto(cmd, src_stage, src, dst_stage, dst);
+  }
+  void barrierInto(VkCommandBuffer into, VkPipelineStageFlags src_stage, VkAccessFlags src,
+                   VkPipelineStageFlags dst_stage, VkAccessFlags dst) const {
     VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     b.srcAccessMask = src;
     b.dstAccessMask = dst;
-    vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
+    vk.vkCmdPipelineBarrier(into, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
   }
 
   bool begin(std::string* error) {
@@ -1006,6 +1010,10 @@ namespace vren::radix {
 VkInstance Context::instance() const { return impl_->instance; }
 VkPhysicalDevice Context::physicalDevice() const { return impl_->physical; }
 VkDevice Context::vkDevice() const { return impl_->device; }
+void Context::cmdBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
+                         VkPipelineStageFlags dst_stage, VkAccessFlags dst) const {
+  impl_->barrierInto(cmd, src_stage, src, dst_stage, dst);
+}
 bool Context::subgroupSizeControlEnabled() const { return impl_->size_control; }
 PFN_vkGetInstanceProcAddr Context::instanceProcAddr() const { return vkGetInstanceProcAddr; }
 PFN_vkGetDeviceProcAddr Context::deviceProcAddr() const { return vkGetDeviceProcAddr; }

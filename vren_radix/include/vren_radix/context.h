@@ -160,6 +160,10 @@ class Context {
   bool createBuffer(VkDeviceSize size, VkBufferUsageFlags usage, bool host_visible, GpuBuffer* out,
                     std::string* error);
   void destroyBuffer(GpuBuffer* buffer);
+  // Records into cmd a global memory barrier: `src` accesses at `src_stage` before `dst`
+  // accesses at `dst_stage`.
+  void cmdBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
+                  VkPipelineStageFlags dst_stage, VkAccessFlags dst) const;
   // Records `record` into a fresh command buffer, submits it and waits. If gpu_ms is given,
   // timestamps around the recorded work measure it.
   bool submit(const std::function<void(VkCommandBuffer)>& record, std::string* error, double* gpu_ms = nullptr);
