@@ -104,13 +104,3 @@ uvec4 peers_of(uint bin, bool votes) {
   }
   return peers;
 }
-// The same where every subgroup has at most 32 lanes.
-uint peers_of_narrow(uint bin, bool votes) {
-  uint peers = subgroupBallot(votes).x;
-  [[unroll]] for (uint b = 0u; b < DIGIT_BITS; ++b) {
-    const bool set = ((bin >> b) & 1u) != 0u;
-    const uint ballot = subgroupBallot(set).x;
-    peers &= set ? ballot : ~ballot;
-  }
-  return peers;
-}

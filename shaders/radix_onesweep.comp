@@ -23,8 +23,8 @@
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_stage           4 W T      the tile in bin order, keys then values
 //   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin, counts, then the
-//                                next slot in the tile (half with RANK_PACKED)
-//   s_bin_start       4 BINS     where each bin starts in the tile
+//                                next slot in the tile (half with RANK_PACKED); and s_bin_start
+//                                4 BINS, where each bin starts in the tile
 //   s_bin_destination 4 BINS     the global index of tile slot 0 if it held the bin
 //   look-back         8 BINS + 8 (radix_lookback.glsl; s_lookback_count: the tile's counts)
 //   workgroup scan    4 (S + 1)
@@ -65,7 +65,6 @@ const uint KEY_WORDS = 1u;
 const uint UNITS_PER_THREAD = (RANK_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 
 shared uint s_stage[TILE_SIZE * KEY_WORDS];
-shared uint s_bin_start[BINS];
 shared uint s_bin_destination[BINS];
 shared bool s_skipped;  // every key has the same digit
 
@@ -156,15 +155,7 @@ void main() {
   uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
   [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
     const uint unit = first_unit + j;
-    if (unit < RANK_UNITS) {
-      uint starts = 0u;
-      [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
-        s_bin_start[unit * RANK_UNIT_BINS + h] = tile_start;
-        starts |= tile_start << (16u * h);
-        tile_start += rank_unit_part(unit_counts[j], h);
-      }
-      rank_unit_add_starts(unit, starts);
-    }
+    if (unit < RANK_UNITS) tile_start = rank_place_unit(unit, unit_counts[j], tile_start);
   }
   barrier();  // every subgroup's starts final
 

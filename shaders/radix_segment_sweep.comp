@@ -23,8 +23,8 @@
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_stage           4 W T      the tile in bin order, keys then values
-//   rank counters     4 S BINS   radix_tile_rank.glsl (half with RANK_PACKED)
-//   s_bin_start       4 BINS     where each bin starts in the tile
+//   rank counters     4 S BINS   radix_tile_rank.glsl (half with RANK_PACKED), and s_bin_start
+//                                4 BINS, where each bin starts in the tile
 //   s_tile_count      4 BINS     the tile's keys per bin
 //   s_next            4 BINS     each bin's next output index
 //   s_counts          4 BINS     the next pass's digit counts
@@ -55,7 +55,6 @@ const uint KEY_WORDS = 1u;
 #endif
 
 shared uint s_stage[TILE_SIZE * KEY_WORDS];
-shared uint s_bin_start[BINS];
 shared uint s_tile_count[BINS];
 shared uint s_next[BINS];
 shared uint s_counts[BINS];
@@ -184,15 +183,7 @@ void main() {
       uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
       [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
         const uint unit = first_unit + j;
-        if (unit < RANK_UNITS) {
-          uint starts = 0u;
-          [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
-            s_bin_start[unit * RANK_UNIT_BINS + h] = tile_start;
-            starts |= tile_start << (16u * h);
-            tile_start += rank_unit_part(unit_counts[j], h);
-          }
-          rank_unit_add_starts(unit, starts);
-        }
+        if (unit < RANK_UNITS) tile_start = rank_place_unit(unit, unit_counts[j], tile_start);
       }
       barrier();  // every subgroup's starts final
 

@@ -17,8 +17,7 @@
 #define VREN_RADIX_SPEC_COUNT_TILES 4  // tiles counted by one count workgroup
 #define VREN_RADIX_SPEC_KEY_MAP 5      // 32-bit keys: apply the push constants' order map
 #define VREN_RADIX_SPEC_DIGIT_BITS 6   // 4 or 8
-#define VREN_RADIX_SPEC_NARROW_SUBGROUPS 7  // every subgroup has at most 32 lanes
-#define VREN_RADIX_SPEC_POLL_ATOMIC 8  // look-back: poll with atomic loads (else volatile loads)
+#define VREN_RADIX_SPEC_POLL_ATOMIC 8  // look-back: poll with atomic loads (else volatile loads); 7 unused
 #define VREN_RADIX_SPEC_POLL_BUDGET 9  // look-back: TuningConfig::lookback_poll_budget
 #define VREN_RADIX_SPEC_RANK_PACKED 10  // radix_tile_rank.glsl: two bins' counters per word
 

@@ -4,7 +4,7 @@
 //    barrier;
 // 2. per unit of counters (RANK_UNIT_BINS bins), one thread turns the subgroups' counts into each
 //    subgroup's start inside the bin (rank_unit_counts), and once the bins' starts in the tile
-//    are known adds them (rank_unit_add_starts); a barrier;
+//    are known (a scan over the counts) places the unit there (rank_place_unit); a barrier;
 // 3. round after round of keys in input order, rank_key(bin, valid) gives a key its slot in the
 //    tile: ballots over the digit's bits find the lanes of the same bin (its peers), the highest
 //    peer advances its subgroup's start of the bin by their number with one shared atomic and
@@ -19,15 +19,15 @@
 // The including shader declares MAX_SUBGROUPS (an upper bound on gl_NumSubgroups), includes
 // radix_common.glsl and enables GL_KHR_shader_subgroup_shuffle.
 //
-// Shared memory (bytes): s_subgroup_bins 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED.
+// Shared memory (bytes): s_subgroup_bins 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED;
+// s_bin_start 4 * BINS.
 
-// Every subgroup has at most 32 lanes: ballots fit their first word.
-layout(constant_id = VREN_RADIX_SPEC_NARROW_SUBGROUPS) const bool NARROW_SUBGROUPS = false;
 layout(constant_id = VREN_RADIX_SPEC_RANK_PACKED) const bool RANK_PACKED = false;
 
 const uint RANK_UNIT_BINS = RANK_PACKED ? 2u : 1u;  // bins per counter word
 const uint RANK_UNITS = BINS / RANK_UNIT_BINS;       // counter words per subgroup
 shared uint s_subgroup_bins[MAX_SUBGROUPS * RANK_UNITS];
+shared uint s_bin_start[BINS];  // where each bin starts in the tile
 
 uint rank_counter(uint subgroup, uint bin) { return subgroup * RANK_UNITS + bin / RANK_UNIT_BINS; }
 uint rank_shift(uint bin) { return RANK_PACKED ? (bin & 1u) << 4u : 0u; }
@@ -56,33 +56,32 @@ uint rank_unit_counts(uint unit) {
   return start;
 }
 
-// Adds where the unit's bins start in the tile (packed as the counts) to every subgroup's
-// starts of them.
-void rank_unit_add_starts(uint unit, uint bin_starts) {
+// Places the unit's bins in the tile from `tile_start`, where its first bin starts, and its
+// counts (rank_unit_counts): s_bin_start, and every subgroup's starts of them. Returns where the
+// next unit starts.
+uint rank_place_unit(uint unit, uint counts, uint tile_start) {
+  uint starts = 0u;  // packed as the counts
+  [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
+    s_bin_start[unit * RANK_UNIT_BINS + h] = tile_start;
+    starts |= tile_start << (16u * h);
+    tile_start += rank_unit_part(counts, h);
+  }
   [[unroll]] for (uint s = 0u; s < MAX_SUBGROUPS; ++s)
-    if (s < gl_NumSubgroups) s_subgroup_bins[s * RANK_UNITS + unit] += bin_starts;
+    if (s < gl_NumSubgroups) s_subgroup_bins[s * RANK_UNITS + unit] += starts;
+  return tile_start;
 }
 
 // The slot in the tile of this lane's key of `bin`; every lane of the subgroup calls it, those
 // without a key (valid false) get junk.
 uint rank_key(uint bin, bool valid) {
-  uint leader, peer_count, peers_below;
-  if (NARROW_SUBGROUPS) {
-    const uint peers = peers_of_narrow(bin, valid);
-    leader = findMSB(peers);
-    peer_count = bitCount(peers);
-    peers_below = bitCount(peers & gl_SubgroupLtMask.x);
-  } else {
-    const uvec4 peers = peers_of(bin, valid);
-    leader = subgroupBallotFindMSB(peers);
-    peer_count = subgroupBallotBitCount(peers);
-    peers_below = subgroupBallotExclusiveBitCount(peers);
-  }
+  const uvec4 peers = peers_of(bin, valid);
+  const uint leader = subgroupBallotFindMSB(peers);
   uint before = 0u;
   if (valid && gl_SubgroupInvocationID == leader) {
     const uint shift = rank_shift(bin);
-    before = rank_unit_part(atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], peer_count << shift) >> shift, 0u);
+    const uint old = atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], subgroupBallotBitCount(peers) << shift);
+    before = rank_unit_part(old >> shift, 0u);
   }
   // Every lane takes part in the shuffle; invalid lanes read a lane of their own choosing.
-  return subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + peers_below;
+  return subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + subgroupBallotExclusiveBitCount(peers);
 }

@@ -45,7 +45,7 @@ VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& reques
       reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(gipa(instance, "vkGetPhysicalDeviceProperties2"));
   if (!getProperties2)
     return fail(why, "The Vulkan instance lacks vkGetPhysicalDeviceProperties2: create it with Vulkan 1.1 or newer.",
-                  VK_ERROR_INITIALIZATION_FAILED);
+                VK_ERROR_INITIALIZATION_FAILED);
 
   VkPhysicalDeviceSubgroupSizeControlProperties size_control{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
@@ -55,7 +55,7 @@ VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& reques
   getProperties2(physical_device, &properties);
   if (properties.properties.apiVersion < VK_API_VERSION_1_2)
     return fail(why, "The device supports Vulkan 1.1 or older; " + module + " needs Vulkan 1.2 (buffer device addresses).",
-                  VK_ERROR_FEATURE_NOT_PRESENT);
+                VK_ERROR_FEATURE_NOT_PRESENT);
   const bool has_size_control = properties.properties.apiVersion >= VK_API_VERSION_1_3;
   properties.pNext = &vk11;
   vk11.pNext = &driver;
@@ -65,15 +65,15 @@ VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& reques
 
   if (!(vk11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
     return fail(why, "The device has no subgroup operations in compute shaders, which " + module + " needs.",
-                  VK_ERROR_FEATURE_NOT_PRESENT);
+                VK_ERROR_FEATURE_NOT_PRESENT);
   if ((vk11.subgroupSupportedOperations & request.subgroup_operations) != request.subgroup_operations)
     return fail(why, "The device lacks " + std::string(request.operations) + " in compute shaders, which " + module +
-                           " needs.",
-                  VK_ERROR_FEATURE_NOT_PRESENT);
+                         " needs.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
   if (l.maxPushConstantsSize < request.push_constant_bytes)
     return fail(why, "The device allows fewer than " + std::to_string(request.push_constant_bytes) +
-                           " bytes of push constants, which " + module + " needs.",
-                  VK_ERROR_FEATURE_NOT_PRESENT);
+                         " bytes of push constants, which " + module + " needs.",
+                VK_ERROR_FEATURE_NOT_PRESENT);
 
   DeviceFacts& d = *facts;
   d.vendor_id = properties.properties.vendorID;
@@ -92,7 +92,7 @@ VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& reques
     const uint32_t chosen = binding.required_subgroup_size ? binding.required_subgroup_size : size_control.maxSubgroupSize;
     if (chosen < size_control.minSubgroupSize || chosen > size_control.maxSubgroupSize || (chosen & (chosen - 1)))
       return fail(why, "required_subgroup_size is not a power of two within the device's subgroup size range.",
-                    VK_ERROR_FEATURE_NOT_PRESENT);
+                  VK_ERROR_FEATURE_NOT_PRESENT);
     d.required_subgroup_size = chosen;
     d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = chosen;
     d.max_workgroup_size = std::min(d.max_workgroup_size, chosen * size_control.maxComputeWorkgroupSubgroups);
@@ -109,15 +109,15 @@ VkResult bindDevice(const DeviceBinding& binding, const char* create_info, const
                     DeviceFacts* facts, DeviceFunctions* fn, std::string* why) {
   if (!binding.device || !binding.physical_device || !binding.instance || !binding.get_instance_proc_addr)
     return fail(why,
-                  std::string(create_info) +
-                      "::binding needs instance, physical_device, device and get_instance_proc_addr.",
-                  VK_ERROR_INITIALIZATION_FAILED);
+                std::string(create_info) +
+                    "::binding needs instance, physical_device, device and get_instance_proc_addr.",
+                VK_ERROR_INITIALIZATION_FAILED);
   if (VkResult r = inspectDevice(binding, request, facts, why); r != VK_SUCCESS) return r;
   *fn = {};
   if (!loadDeviceFunctions(binding.get_instance_proc_addr, binding.instance, binding.get_device_proc_addr,
                            binding.device, fn))
     return fail(why, "Could not load the device's Vulkan entry points (vkGetBufferDeviceAddress needs Vulkan 1.2).",
-                  VK_ERROR_INITIALIZATION_FAILED);
+                VK_ERROR_INITIALIZATION_FAILED);
   return VK_SUCCESS;
 }
 

@@ -255,10 +255,11 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
       const KeyPipelines& keys = row.shape == SegmentShape::kSweepU32 ? s.u32 : s.u64;
       const TuningConfig& t = keys.lookback.tiles[0].tuning;
       if (keys.lookback.max_count == 0) return {row.code, row.code_size, 0, 0, 0, 0, 0};
-      PipelineSpec sweep{row.code,         row.code_size, t.workgroup_size, t.keys_per_thread,
-                         std::max(1u, t.workgroup_size / limits.min_subgroup_size), 1, t.digit_bits, true};
-      sweep.narrow_subgroups = limits.max_subgroup_size <= 32;
-      sweep.rank_packed = detail::onesweepRankPacked(t, limits, row.shape == SegmentShape::kSweepU32 ? 1 : 2);
+      // The onesweep pass's tile and ranking, its own SPIR-V.
+      PipelineSpec sweep = detail::onesweepSpec(t, limits, row.shape == SegmentShape::kSweepU32 ? 1 : 2, false);
+      sweep.code = row.code;
+      sweep.code_size = row.code_size;
+      sweep.key_map = true;
       return sweep;
     }
   }
@@ -410,7 +411,6 @@ std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec
   v[VREN_RADIX_SPEC_COUNT_TILES] = kCountTiles;
   v[VREN_RADIX_SPEC_KEY_MAP] = spec.key_map ? VK_TRUE : VK_FALSE;
   v[VREN_RADIX_SPEC_DIGIT_BITS] = spec.digit_bits;
-  v[VREN_RADIX_SPEC_NARROW_SUBGROUPS] = spec.narrow_subgroups ? VK_TRUE : VK_FALSE;
   v[VREN_RADIX_SPEC_POLL_ATOMIC] = spec.poll_atomic ? VK_TRUE : VK_FALSE;
   v[VREN_RADIX_SPEC_POLL_BUDGET] = spec.poll_budget;
   v[VREN_RADIX_SPEC_RANK_PACKED] = spec.rank_packed ? VK_TRUE : VK_FALSE;
@@ -429,7 +429,6 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
   // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
   spec.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
   spec.poll_budget = shape.lookback_poll_budget;
-  spec.narrow_subgroups = limits.max_subgroup_size <= 32;
   spec.rank_packed = onesweepRankPacked(shape, limits, key_words);
   return spec;
 }

@@ -32,11 +32,10 @@ struct PipelineSpec {
   bool key_map = false;
   bool poll_atomic = true;
   uint32_t poll_budget = 0;
-  bool narrow_subgroups = false;  // radix_tile_rank.glsl's settings
-  bool rank_packed = false;
+  bool rank_packed = false;  // radix_tile_rank.glsl: two bins' counters per word
 };
 constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_RANK_PACKED + 1;
-// Specialization constant i's value at index i.
+// Specialization constant i's value at index i (7 is unused: 0).
 std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec& spec);
 // The look-back pass (radix_onesweep.comp) of `shape` (lookbackTuning's) on this device, for
 // keys of key_words words, alone or with values.
@@ -136,7 +135,6 @@ const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t);
 uint32_t passCount(uint32_t begin_bit, uint32_t end_bit, uint32_t digit_bits);
 // Internal bytes of a sort of `count` keys of key_type (getMemoryRequirements).
 VkDeviceSize internalSize(const Sorter* s, uint32_t count, KeyType key_type);
-// Whether a range of known size is smaller than `bytes` (VK_WHOLE_SIZE: unknown, not smaller).
 VkDeviceAddress addressOf(const Sorter* s, const BufferRange& r);
 
 // Orders one dispatch's shader writes before the next dispatch's shader reads and writes, and,
