@@ -23,10 +23,11 @@ constexpr TuningConfig nvidiaTuning() {
   // 4-bit passes; 2^22 0.220 / 0.293 against 0.259 / 0.338.
   t.lookback_max_count = 0xFFFFFFFFu;
   // Large tiles from 2^21 keys: 768x10, 24 subgroups on one 7680-key tile, its rank counters
-  // packed (radix_tile_rank.glsl; 65 registers). 2^26 keys / pairs, one session: 768x10 2.77 /
-  // 3.47, 640x12 2.80 / 3.49, 896x8 2.89 / 3.61, 384x20 unpacked (96 registers) 2.87 / 3.72;
-  // 2^24: 768x10 0.726 / 0.915 against 384x20 0.754 / 0.979. Earlier, with unpacked counters
-  // only: 448x16 2.90 / 3.75, 512x12 2.98 / 3.81, 384x16 3.10 / 4.05, 512x10 3.27 / 4.13, 256x20
+  // packed (radix_tile_rank.glsl; 80 registers, one workgroup per SM). 2^26 keys / pairs, one
+  // session: 768x10 2.77 / 3.47, 640x12 2.80 / 3.49, 896x8 2.89 / 3.61, 384x20 unpacked (95
+  // registers) 2.87 / 3.72, 320x24 3.12 / 4.02, 256x30 3.23 / 4.22, 192x40 4.03 / 5.17; 2^24:
+  // 768x10 0.726 / 0.915 against 384x20 0.754 / 0.979. Earlier, with unpacked counters only:
+  // 448x16 2.90 / 3.75, 512x12 2.98 / 3.81, 384x16 3.10 / 4.05, 512x10 3.27 / 4.13, 256x20
   // 3.68 / 4.80. 2^20: 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119.
   t.large_tile_min_count = 1u << 21;
   t.large_tile_workgroup_size = 768;
