@@ -121,48 +121,63 @@ VkResult bindDevice(const DeviceBinding& binding, const char* create_info, const
   return VK_SUCCESS;
 }
 
-VkResult createPipelineLayout(const DeviceFunctions& fn, const DeviceBinding& binding, uint32_t push_constant_bytes,
-                              VkPipelineLayout* out) {
+VkResult initModule(ModuleCore& m, const DeviceBinding& binding, const DeviceFunctions& fn,
+                    uint32_t push_constant_bytes) {
+  m.device = binding.device;
+  m.allocator = binding.allocator;
+  m.fn = fn;
   const VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
   VkPipelineLayoutCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   info.pushConstantRangeCount = 1;
   info.pPushConstantRanges = &push_range;
   // Output handles are undefined on failure: keep only a created one.
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  const VkResult result = fn.createPipelineLayout(binding.device, &info, binding.allocator, &layout);
-  if (result == VK_SUCCESS) *out = layout;
+  const VkResult result = fn.createPipelineLayout(m.device, &info, m.allocator, &layout);
+  if (result == VK_SUCCESS) m.layout = layout;
   return result;
 }
 
-VkResult createComputePipeline(const DeviceFunctions& fn, VkDevice device, const VkAllocationCallbacks* allocator,
-                               const ComputePipelineInfo& info, VkPipeline* pipeline) {
-  *pipeline = VK_NULL_HANDLE;
+VkResult makePipeline(ModuleCore& m, VkPipelineCache cache, const uint32_t* code, size_t code_size,
+                      std::span<const uint32_t> values, uint32_t required_subgroup_size, VkPipeline* out) {
+  std::vector<VkSpecializationMapEntry> entries(values.size());
+  for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, 4 * i, 4};
+  const VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(),
+                                            values.size_bytes(), values.data()};
   VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  module_info.codeSize = info.code_size;
-  module_info.pCode = info.code;
+  module_info.codeSize = code_size;
+  module_info.pCode = code;
   VkShaderModule module = VK_NULL_HANDLE;
-  VkResult result = fn.createShaderModule(device, &module_info, allocator, &module);
+  VkResult result = m.fn.createShaderModule(m.device, &module_info, m.allocator, &module);
   if (result != VK_SUCCESS) return result;
 
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup_size{
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-  subgroup_size.requiredSubgroupSize = info.required_subgroup_size;
+  subgroup_size.requiredSubgroupSize = required_subgroup_size;
   VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pipeline_info.stage.module = module;
   pipeline_info.stage.pName = "main";
-  pipeline_info.stage.pSpecializationInfo = info.specialization;
-  if (info.required_subgroup_size != 0) {
+  pipeline_info.stage.pSpecializationInfo = &specialization;
+  if (required_subgroup_size != 0) {
     pipeline_info.stage.pNext = &subgroup_size;
     pipeline_info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
-  pipeline_info.layout = info.layout;
+  pipeline_info.layout = m.layout;
   VkPipeline created = VK_NULL_HANDLE;
-  result = fn.createComputePipelines(device, info.cache, 1, &pipeline_info, allocator, &created);
-  fn.destroyShaderModule(device, module, allocator);
-  if (result == VK_SUCCESS) *pipeline = created;  // output handles are undefined on failure
-  return result;
+  result = m.fn.createComputePipelines(m.device, cache, 1, &pipeline_info, m.allocator, &created);
+  m.fn.destroyShaderModule(m.device, module, m.allocator);
+  if (result != VK_SUCCESS) return result;  // output handles are undefined on failure
+  m.pipelines.push_back(created);
+  *out = created;
+  return VK_SUCCESS;
+}
+
+void destroyModule(ModuleCore& m) {
+  for (VkPipeline p : m.pipelines) m.fn.destroyPipeline(m.device, p, m.allocator);
+  m.pipelines.clear();
+  if (m.layout) m.fn.destroyPipelineLayout(m.device, m.layout, m.allocator);
+  m.layout = VK_NULL_HANDLE;
 }
 
 bool tooSmall(const BufferRange& r, VkDeviceSize bytes) { return r.size != VK_WHOLE_SIZE && r.size < bytes; }

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <vulkan/vulkan.h>
 
@@ -94,25 +96,51 @@ VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& reques
 VkResult bindDevice(const DeviceBinding& binding, const char* create_info, const DeviceRequest& request,
                     DeviceFacts* facts, DeviceFunctions* fn, std::string* why);
 
-// A module's pipeline layout: one push-constant range of `push_constant_bytes` for compute, no
-// descriptor sets (the passes take buffer addresses). *out is set only on success.
-VkResult createPipelineLayout(const DeviceFunctions& fn, const DeviceBinding& binding, uint32_t push_constant_bytes,
-                              VkPipelineLayout* out);
-
-// Everything a compute pipeline of this library is made from. With required_subgroup_size != 0
-// the stage also requires full subgroups of that size.
-struct ComputePipelineInfo {
-  const uint32_t* code;
-  size_t code_size;  // bytes
-  const VkSpecializationInfo* specialization;
-  VkPipelineLayout layout;
-  VkPipelineCache cache;
-  uint32_t required_subgroup_size;
+// What every module (Sorter, MaterialSorter, TilePacker) holds of its device, and its teardown.
+// A module derives from it, binds it with initModule after bindDevice, makes each pipeline with
+// makePipeline, ends its create function with finishModule and is destroyed by deleteModule: no
+// module destroys a pipeline itself.
+struct ModuleCore {
+  VkDevice device = VK_NULL_HANDLE;
+  const VkAllocationCallbacks* allocator = nullptr;
+  DeviceFunctions fn{};
+  // One push-constant range for compute, no descriptor sets (the passes take buffer addresses).
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  std::vector<VkPipeline> pipelines;  // every pipeline makePipeline made
 };
 
-// Creates the shader module, the pipeline, and destroys the module again. *pipeline is null on
-// failure.
-VkResult createComputePipeline(const DeviceFunctions& fn, VkDevice device, const VkAllocationCallbacks* allocator,
-                               const ComputePipelineInfo& info, VkPipeline* pipeline);
+// The module's device and entry points, and its layout with push_constant_bytes of push
+// constants.
+VkResult initModule(ModuleCore& m, const DeviceBinding& binding, const DeviceFunctions& fn,
+                    uint32_t push_constant_bytes);
+// A compute pipeline of the module's layout from `code` (code_size bytes of SPIR-V), its
+// specialization constant i set to values[i], needing full subgroups of required_subgroup_size
+// unless that is 0. *out is set only on success; destroyModule destroys the pipeline.
+VkResult makePipeline(ModuleCore& m, VkPipelineCache cache, const uint32_t* code, size_t code_size,
+                      std::span<const uint32_t> values, uint32_t required_subgroup_size, VkPipeline* out);
+// Destroys every pipeline the module made, and its layout.
+void destroyModule(ModuleCore& m);
+
+// Every module's destroy function.
+template <typename Module>
+void deleteModule(Module* m) {
+  if (!m) return;
+  destroyModule(*m);
+  delete m;
+}
+
+// The end of every module's create function: on success, *out takes the module; otherwise the
+// module is destroyed and *why names what failed to be created ("the tile packing pipeline").
+template <typename Module>
+VkResult finishModule(Module* m, VkResult result, std::string_view what, Module** out, std::string* why) {
+  if (result == VK_SUCCESS) {
+    *out = m;
+    return VK_SUCCESS;
+  }
+  if (why)
+    *why = "Creating " + std::string(what) + " failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
+  deleteModule(m);
+  return result;
+}
 
 }  // namespace vren::radix::detail

@@ -103,11 +103,7 @@ MaterialTuning clampTuning(MaterialTuning t, const DeviceFacts& d) {
 
 }  // namespace
 
-struct MaterialSorter {
-  VkDevice device = VK_NULL_HANDLE;
-  const VkAllocationCallbacks* allocator = nullptr;
-  DeviceFunctions fn{};
-  VkPipelineLayout layout = VK_NULL_HANDLE;
+struct MaterialSorter : detail::ModuleCore {
   // count and scatter per histogram size, ascending.
   uint32_t histogram_sizes[kMaxHistograms] = {};
   uint32_t histogram_count = 0;
@@ -149,16 +145,7 @@ VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const Pipeline
                              std::max(spec.bits, 1u),
                              s.poll_atomic ? VK_TRUE : VK_FALSE,
                              s.properties.tuning.poll_budget};
-  const VkSpecializationMapEntry entries[] = {
-      {VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE, 0, 4}, {VREN_RADIX_MATERIALS_SPEC_MAX_SUBGROUPS, 4, 4},
-      {VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE, 8, 4}, {VREN_RADIX_MATERIALS_SPEC_ROUNDS, 12, 4},
-      {VREN_RADIX_MATERIALS_SPEC_BITS, 16, 4},          {VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC, 20, 4},
-      {VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET, 24, 4},
-  };
-  const VkSpecializationInfo specialization{7, entries, sizeof(values), values};
-  return detail::createComputePipeline(
-      s.fn, s.device, s.allocator,
-      {spec.code, spec.code_size, &specialization, s.layout, cache, required_subgroup_size}, out);
+  return detail::makePipeline(s, cache, spec.code, spec.code_size, values, required_subgroup_size, out);
 }
 
 }  // namespace
@@ -188,9 +175,6 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
 
   MaterialSorter* s = new (std::nothrow) MaterialSorter;
   if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
-  s->device = info.binding.device;
-  s->allocator = info.binding.allocator;
-  s->fn = fn;
   s->properties.tuning = tuning;
   // As the radix look-back's: NVIDIA's volatile loads are polls, and cheaper than atomic ones.
   s->poll_atomic = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
@@ -218,7 +202,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
     if (size <= max_materials && (s->histogram_count == 0 || size > s->histogram_sizes[s->histogram_count - 1]))
       s->histogram_sizes[s->histogram_count++] = size;
 
-  VkResult result = detail::createPipelineLayout(fn, info.binding, sizeof(MaterialConstants), &s->layout);
+  VkResult result = detail::initModule(*s, info.binding, fn, sizeof(MaterialConstants));
 
   struct {
     PipelineSpec spec;
@@ -268,32 +252,10 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
                             own_size ? std::max(1u, own_size / facts.min_subgroup_size) : max_subgroups,
                             facts.required_subgroup_size, pipelines[i].target);
   }
-  if (result != VK_SUCCESS) {
-    if (why) *why = "Creating the material sort pipelines failed (" + std::to_string(static_cast<int>(result)) + ").";
-    destroyMaterialSorter(s);
-    return result;
-  }
-  *out = s;
-  return VK_SUCCESS;
+  return detail::finishModule(s, result, "the material sort pipelines", out, why);
 }
 
-void destroyMaterialSorter(MaterialSorter* s) {
-  if (!s) return;
-  for (VkPipeline p : s->fast_scan)
-    if (p) s->fn.destroyPipeline(s->device, p, s->allocator);
-  for (VkPipeline p : {s->scan, s->offsets, s->pad})
-    if (p) s->fn.destroyPipeline(s->device, p, s->allocator);
-  for (uint32_t i = 0; i < kFastVariants; ++i) {
-    if (s->fast_count[i]) s->fn.destroyPipeline(s->device, s->fast_count[i], s->allocator);
-    if (s->fast_scatter[i]) s->fn.destroyPipeline(s->device, s->fast_scatter[i], s->allocator);
-  }
-  for (uint32_t i = 0; i < kMaxHistograms; ++i) {
-    if (s->count[i]) s->fn.destroyPipeline(s->device, s->count[i], s->allocator);
-    if (s->scatter[i]) s->fn.destroyPipeline(s->device, s->scatter[i], s->allocator);
-  }
-  if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
-  delete s;
-}
+void destroyMaterialSorter(MaterialSorter* s) { detail::deleteModule(s); }
 
 MaterialSorterProperties getMaterialSorterProperties(const MaterialSorter* s) { return s->properties; }
 

@@ -63,16 +63,10 @@ using detail::PipelineSpec;
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
-  const std::array<uint32_t, detail::kSpecConstantCount> values = detail::specializationValues(spec);
-  std::array<VkSpecializationMapEntry, detail::kSpecConstantCount> entries;
-  for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, 4 * i, 4};
-  const VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(), sizeof(values),
-                                            values.data()};
   // The setup pass, 64 threads, may not be a whole subgroup; it uses no subgroup operations.
   const bool setup = spec.code == vren_radix_setup_spv;
-  return detail::createComputePipeline(
-      s.fn, s.device, s.allocator,
-      {spec.code, spec.code_size, &specialization, s.layout, cache, setup ? 0 : required_subgroup_size}, out);
+  return detail::makePipeline(s, cache, spec.code, spec.code_size, detail::specializationValues(spec),
+                              setup ? 0 : required_subgroup_size, out);
 }
 
 VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detail::DeviceFacts& limits,
@@ -181,18 +175,6 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
   return r;
 }
 
-void destroyKeyPipelines(const Sorter& s, KeyPipelines& p) {
-  for (const ScatterPipelines* set : {&p.scatter, &p.lookback.tiles[0].scatter, &p.lookback.tiles[1].scatter})
-    for (VkPipeline pipeline : {set->keys, set->pairs, set->keys_mapped, set->pairs_mapped})
-      if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
-  for (VkPipeline pipeline : {p.setup, p.count, p.count_mapped, p.copy, p.lookback.tiles[0].setup,
-                              p.lookback.tiles[1].setup, p.lookback.histogram, p.lookback.histogram_mapped})
-    if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
-  for (VkPipeline pipeline : p.block.pipelines)
-    if (pipeline) s.fn.destroyPipeline(s.device, pipeline, s.allocator);
-  p = {};
-}
-
 // Segmented sorts' and top-k's pipelines (segments.cpp), one row each: its SPIR-V, the shape it
 // runs at and its value slots (VREN_RADIX_SPEC_VALUE_SLOTS), and where the sorter keeps it.
 struct SegmentPipelineRow {
@@ -294,9 +276,6 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
 
   Sorter* s = new (std::nothrow) Sorter;
   if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
-  s->device = info.binding.device;
-  s->allocator = info.binding.allocator;
-  s->fn = fn;
   s->max_groups_x = limits.max_groups[0];
   s->u32.tuning = tuning;
   s->u64.tuning = tuning_u64;
@@ -352,7 +331,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint64_t by_internal = tiles_by_internal * std::min(tile, tile_u64);
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory, by_internal}));
 
-  result = detail::createPipelineLayout(fn, info.binding, sizeof(PassConstants), &s->layout);
+  result = detail::initModule(*s, info.binding, fn, sizeof(PassConstants));
 
   const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(limits.max_workgroup_size));
   const PipelineSpec scan{vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1,
@@ -377,26 +356,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->properties.large_tile_size_u64 = s->u64.lookback.tiles[1].tile_size;
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
-  if (result != VK_SUCCESS) {
-    if (why)
-      *why = "Creating the " + failed + " failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
-    destroySorter(s);
-    return result;
-  }
-  *out = s;
-  return VK_SUCCESS;
+  return detail::finishModule(s, result, "the " + failed, out, why);
 }
 
-void destroySorter(Sorter* s) {
-  if (!s) return;
-  destroyKeyPipelines(*s, s->u32);
-  destroyKeyPipelines(*s, s->u64);
-  if (s->scan) s->fn.destroyPipeline(s->device, s->scan, s->allocator);
-  for (const SegmentPipelineRow& row : segmentPipelineRows(*s))
-    if (*row.pipeline) s->fn.destroyPipeline(s->device, *row.pipeline, s->allocator);
-  if (s->layout) s->fn.destroyPipelineLayout(s->device, s->layout, s->allocator);
-  delete s;
-}
+void destroySorter(Sorter* s) { detail::deleteModule(s); }
 
 SorterProperties getSorterProperties(const Sorter* s) { return s->properties; }
 

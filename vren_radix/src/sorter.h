@@ -104,11 +104,7 @@ struct SegmentPipelines {
 
 }  // namespace detail
 
-struct Sorter {
-  VkDevice device = VK_NULL_HANDLE;
-  const VkAllocationCallbacks* allocator = nullptr;
-  detail::DeviceFunctions fn{};
-  VkPipelineLayout layout = VK_NULL_HANDLE;
+struct Sorter : detail::ModuleCore {
   VkPipeline scan = VK_NULL_HANDLE;
   detail::KeyPipelines u32;
   detail::KeyPipelines u64;

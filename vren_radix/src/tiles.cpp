@@ -54,11 +54,7 @@ VkResult checkParameters(const TilePackerCreateInfo& info, std::string* why) {
 
 }  // namespace
 
-struct TilePacker {
-  VkDevice device = VK_NULL_HANDLE;
-  const VkAllocationCallbacks* allocator = nullptr;
-  DeviceFunctions fn{};
-  VkPipelineLayout layout = VK_NULL_HANDLE;
+struct TilePacker : detail::ModuleCore {
   VkPipeline pipeline = VK_NULL_HANDLE;
   TilePackerProperties properties{};
   uint32_t max_groups[2] = {};
@@ -78,16 +74,8 @@ uint32_t sharedBytes(uint32_t containers) {
 VkResult createPipeline(TilePacker& p, VkPipelineCache cache, const PassConfig& config, uint32_t required_subgroup_size) {
   const uint32_t values[] = {config.workgroup_size, p.properties.tile_size, config.quads_per_thread,
                              p.properties.container_count, p.properties.alignment};
-  const VkSpecializationMapEntry entries[] = {
-      {VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE, 0, 4},   {VREN_RADIX_TILES_SPEC_TILE_SIZE, 4, 4},
-      {VREN_RADIX_TILES_SPEC_QUADS_PER_THREAD, 8, 4}, {VREN_RADIX_TILES_SPEC_CONTAINERS, 12, 4},
-      {VREN_RADIX_TILES_SPEC_ALIGNMENT, 16, 4},
-  };
-  const VkSpecializationInfo specialization{5, entries, sizeof(values), values};
-  return detail::createComputePipeline(p.fn, p.device, p.allocator,
-                                       {vren_radix_tiles_pack_spv, sizeof(vren_radix_tiles_pack_spv), &specialization,
-                                        p.layout, cache, required_subgroup_size},
-                                       &p.pipeline);
+  return detail::makePipeline(p, cache, vren_radix_tiles_pack_spv, sizeof(vren_radix_tiles_pack_spv), values,
+                              required_subgroup_size, &p.pipeline);
 }
 
 }  // namespace
@@ -127,30 +115,16 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
 
   TilePacker* p = new (std::nothrow) TilePacker;
   if (!p) return VK_ERROR_OUT_OF_HOST_MEMORY;
-  p->device = info.binding.device;
-  p->allocator = info.binding.allocator;
-  p->fn = fn;
   p->max_groups[0] = facts.max_groups[0];
   p->max_groups[1] = facts.max_groups[1];
   p->properties = {info.tile_size, info.container_count, info.alignment, config.workgroup_size, facts.subgroup_size};
 
-  result = detail::createPipelineLayout(fn, info.binding, sizeof(TilePackConstants), &p->layout);
+  result = detail::initModule(*p, info.binding, fn, sizeof(TilePackConstants));
   if (result == VK_SUCCESS) result = createPipeline(*p, info.binding.pipeline_cache, config, facts.required_subgroup_size);
-  if (result != VK_SUCCESS) {
-    if (why) *why = "Creating the tile packing pipeline failed (VkResult " + std::to_string(static_cast<int>(result)) + ").";
-    destroyTilePacker(p);
-    return result;
-  }
-  *out = p;
-  return VK_SUCCESS;
+  return detail::finishModule(p, result, "the tile packing pipeline", out, why);
 }
 
-void destroyTilePacker(TilePacker* p) {
-  if (!p) return;
-  if (p->pipeline) p->fn.destroyPipeline(p->device, p->pipeline, p->allocator);
-  if (p->layout) p->fn.destroyPipelineLayout(p->device, p->layout, p->allocator);
-  delete p;
-}
+void destroyTilePacker(TilePacker* p) { detail::deleteModule(p); }
 
 TilePackerProperties getTilePackerProperties(const TilePacker* p) { return p->properties; }
 
