@@ -508,8 +508,8 @@ double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
           vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
           for (int i = 0; i < n; ++i) {
             if (i > 0)  // the copies write the same buffer
-              barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
+              ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
             vkCmdDispatch(cmd, groups, 1, 1);
           }
         },

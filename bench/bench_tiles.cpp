@@ -38,7 +38,6 @@
 namespace {
 
 using namespace vren::radix;
-using bench::barrier;
 using bench::median;
 
 constexpr int kGpuPassesPerRun = 200;
@@ -135,12 +134,13 @@ class Bench {
   bool pack(const TilePackInfo& info, double* gpu_ms, std::string* error) {
     const bool cleared = ctx_.submit(
         [&](VkCommandBuffer cmd) {
-          barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                  VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+          ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_ACCESS_TRANSFER_WRITE_BIT);
           vkCmdFillBuffer(cmd, counter_.buffer, 0, 4, 0);
           // Orders the clear before the pass of the next submission, outside its timed region.
-          barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                  VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+          ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         },
         error);
     return cleared && ctx_.submit([&](VkCommandBuffer cmd) { cmdPackTiles(packer_, cmd, info); }, error, gpu_ms);
@@ -158,11 +158,13 @@ class Bench {
             // The previous pass ends before the clear (which also orders its output writes
             // before this pass's), and the clear before this pass: both barriers lie outside
             // this pass's timestamps.
-            barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+            ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_ACCESS_TRANSFER_WRITE_BIT);
             vkCmdFillBuffer(cmd, counter_.buffer, 0, 4, 0);
-            barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
             info.first_query = 2 * i;
             cmdPackTiles(packer_, cmd, info);
           }
@@ -185,16 +187,16 @@ class Bench {
                        at_counter = at_ranges + req_.tile_ranges_size;
     const bool read = ctx_.submit(
         [&](VkCommandBuffer cmd) {
-          barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                  VK_ACCESS_TRANSFER_READ_BIT);
+          ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
           const VkBufferCopy pixels{0, 0, req_.pixels_size}, containers{0, at_containers, req_.containers_size},
               ranges{0, at_ranges, req_.tile_ranges_size}, counter{0, at_counter, 4};
           vkCmdCopyBuffer(cmd, pixels_.buffer, staging_.buffer, 1, &pixels);
           vkCmdCopyBuffer(cmd, containers_.buffer, staging_.buffer, 1, &containers);
           vkCmdCopyBuffer(cmd, ranges_.buffer, staging_.buffer, 1, &ranges);
           vkCmdCopyBuffer(cmd, counter_.buffer, staging_.buffer, 1, &counter);
-          barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                  VK_ACCESS_HOST_READ_BIT);
+          ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                          VK_ACCESS_HOST_READ_BIT);
         },
         &error);
     if (!read) return error;

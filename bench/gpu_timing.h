@@ -1,5 +1,5 @@
-// What the benchmarks share to time GPU work: a memory barrier, the median, and a timestamp
-// query pool that grows to the number of timestamps a submission records.
+// What the benchmarks share to time GPU work: the median, and a timestamp query pool that grows
+// to the number of timestamps a submission records.
 #pragma once
 
 #include <algorithm>
@@ -10,14 +10,6 @@
 #include <volk.h>
 
 namespace vren::radix::bench {
-
-inline void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
-                    VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
-  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  b.srcAccessMask = src;
-  b.dstAccessMask = dst;
-  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
-}
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

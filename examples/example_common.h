@@ -49,13 +49,4 @@ struct Buffers {
   }
 };
 
-// Orders `src` accesses at `src_stage` before `dst` accesses at `dst_stage`.
-inline void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
-                    VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
-  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  b.srcAccessMask = src;
-  b.dstAccessMask = dst;
-  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
-}
-
 }  // namespace vren::radix::examples

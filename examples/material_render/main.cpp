@@ -129,8 +129,6 @@ VkDeviceAddress addressOf(VkDevice device, VkBuffer buffer) {
   return vkGetBufferDeviceAddress(device, &info);
 }
 
-using examples::barrier;
-
 int run(const Options& o) {
   std::string error;
   uint32_t messages = 0;
@@ -215,21 +213,21 @@ int run(const Options& o) {
         vkCmdResetQueryPool(cmd, queries, 0, 5);
         vkCmdFillBuffer(cmd, sorted_image->buffer, 0, image_bytes, 0xFF000000u);  // opaque black: the void
         vkCmdFillBuffer(cmd, uber_image->buffer, 0, image_bytes, 0xFF000000u);
-        barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_WRITE_BIT);
+        ctx->cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
         stamp(cmd, 0);
 
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines.trace);
         vkCmdPushConstants(cmd, pipelines.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
         vkCmdDispatch(cmd, (o.width + 7) / 8, (o.height + 7) / 8, 1);
-        barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+        ctx->cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
         stamp(cmd, 1);
 
         cmdSortMaterials(sorter.get(), cmd, sort);
-        barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+        ctx->cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
         stamp(cmd, 2);
 
         pc.image = addressOf(device, sorted_image->buffer);
@@ -241,16 +239,16 @@ int run(const Options& o) {
         }
         // Not needed for correctness (the uber pass writes another image); it keeps the two
         // timings apart.
-        barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
+        ctx->cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
         stamp(cmd, 3);
 
         pc.image = addressOf(device, uber_image->buffer);
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines.uber);
         vkCmdPushConstants(cmd, pipelines.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
         vkCmdDispatch(cmd, (uber_groups + uber_y - 1) / uber_y, uber_y, 1);
-        barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                VK_ACCESS_TRANSFER_READ_BIT);
+        ctx->cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
         stamp(cmd, 4);
 
         const VkBufferCopy images[] = {{0, 0, image_bytes}};
@@ -259,8 +257,8 @@ int run(const Options& o) {
         vkCmdCopyBuffer(cmd, uber_image->buffer, readback->buffer, 1, &second);
         const VkBufferCopy count_copy{0, 2 * image_bytes, kMaterialCount * 4};
         vkCmdCopyBuffer(cmd, counts->buffer, readback->buffer, 1, &count_copy);
-        barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                VK_ACCESS_HOST_READ_BIT);
+        ctx->cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_ACCESS_HOST_READ_BIT);
       },
       &error);
   uint64_t ticks[5] = {};

@@ -176,8 +176,6 @@ bool checkOutputs(const Options& o, std::string* error) {
   return true;
 }
 
-using examples::barrier;
-
 VkDeviceAddress addressOf(VkDevice device, VkBuffer buffer) {
   VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
   info.buffer = buffer;
@@ -337,8 +335,8 @@ bool SplatRenderer::create(const std::vector<Splat>& splats, bool readback_slots
         const VkBufferCopy region{0, 0, splats_->size};
         vkCmdCopyBuffer(cmd, upload->buffer, splats_->buffer, 1, &region);
         // Every frame's cull reads the splats.
-        barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT);
+        ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
       },
       error);
 }
@@ -355,8 +353,8 @@ void SplatRenderer::recordFrame(VkCommandBuffer cmd, const Camera& camera, const
   const DrawCommand reset{kQuadVertices, 0, 0, 0};
   vkCmdUpdateBuffer(cmd, draw_->buffer, 0, sizeof(reset), &reset);
   // The cull's atomicAdd counts from the zeroed instanceCount.
-  barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   stamp(0);
 
   // 1. Cull, key, project.
@@ -378,16 +376,16 @@ void SplatRenderer::recordFrame(VkCommandBuffer cmd, const Camera& camera, const
   // The sort reads the count, keys and IDs the cull wrote (cmdSortIndirect's contract:
   // COMPUTE_SHADER / SHADER_READ), and the blend the projections. A viewer that draws with the
   // draw command adds DRAW_INDIRECT / INDIRECT_COMMAND_READ here.
-  barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | (copies.slots ? VK_PIPELINE_STAGE_TRANSFER_BIT : 0),
-          VK_ACCESS_SHADER_READ_BIT | (copies.slots ? VK_ACCESS_TRANSFER_READ_BIT : 0));
+  ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | (copies.slots ? VK_PIPELINE_STAGE_TRANSFER_BIT : 0),
+                  VK_ACCESS_SHADER_READ_BIT | (copies.slots ? VK_ACCESS_TRANSFER_READ_BIT : 0));
   if (copies.slots) {
     const VkBufferCopy region{0, 0, VkDeviceSize{o_.splats} * 4};
     vkCmdCopyBuffer(cmd, keys_->buffer, host_slot_keys_->buffer, 1, &region);
     vkCmdCopyBuffer(cmd, (o_.argsort ? visible_ids_ : values_)->buffer, host_slot_ids_->buffer, 1, &region);
     // The sort overwrites the keys and values only after the copies have read them (a write
     // after a read: the execution dependency is enough).
-    barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0);
+    ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0);
   }
   stamp(1);
 
@@ -396,9 +394,9 @@ void SplatRenderer::recordFrame(VkCommandBuffer cmd, const Camera& camera, const
       cmdSortIndirect(ctx_.sorter(), cmd, sort_, {draw_->buffer, offsetof(VkDrawIndirectCommand, instanceCount), 4});
   // The blend reads the sorted values (cmdSort's contract: written at COMPUTE_SHADER /
   // SHADER_WRITE), the checks copy them and the keys.
-  barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | (copies.sorted ? VK_PIPELINE_STAGE_TRANSFER_BIT : 0),
-          VK_ACCESS_SHADER_READ_BIT | (copies.sorted ? VK_ACCESS_TRANSFER_READ_BIT : 0));
+  ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | (copies.sorted ? VK_PIPELINE_STAGE_TRANSFER_BIT : 0),
+                  VK_ACCESS_SHADER_READ_BIT | (copies.sorted ? VK_ACCESS_TRANSFER_READ_BIT : 0));
   stamp(2);
 
   // 3. Blend.
@@ -419,8 +417,8 @@ void SplatRenderer::recordFrame(VkCommandBuffer cmd, const Camera& camera, const
   stamp(3);
 
   // 4. Copies for the host. They read the image the blend wrote.
-  barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-          VK_ACCESS_TRANSFER_READ_BIT);
+  ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                  VK_ACCESS_TRANSFER_READ_BIT);
   const VkBufferCopy draw_region{0, 0, sizeof(DrawCommand)};
   vkCmdCopyBuffer(cmd, draw_->buffer, host_draw_->buffer, 1, &draw_region);
   if (copies.image) {
@@ -434,8 +432,8 @@ void SplatRenderer::recordFrame(VkCommandBuffer cmd, const Camera& camera, const
     vkCmdCopyBuffer(cmd, sorted.values.buffer, host_sorted_values_->buffer, 1, &values);
   }
   // The host reads the copies once the frame's fence has signalled.
-  barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-          VK_ACCESS_HOST_READ_BIT);
+  ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                  VK_ACCESS_HOST_READ_BIT);
 }
 
 // One frame's checks against the CPU (see the top of the file). Empty if all agree, else one
