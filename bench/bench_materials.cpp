@@ -41,6 +41,7 @@
 #include <volk.h>
 
 #include "bench_common.h"
+#include "bench_context.h"
 #include "gpu_timing.h"
 #include "warmup.h"
 #include "spirv/materials_bench_shade.h"
@@ -425,12 +426,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
+  std::unique_ptr<Context> ctx = bench::createBenchContext("vren_radix_bench_materials", options);
+  if (!ctx) return 1;
   std::string error;
-  std::unique_ptr<Context> ctx = Context::create(options, &error);
-  if (!ctx) {
-    std::fprintf(stderr, "vren_radix_bench_materials: %s\n", error.c_str());
-    return 1;
-  }
   MaterialSorterCreateInfo ci = ctx->createInfo<MaterialSorterCreateInfo>();
   if (tuned) ci.tuning = &tuning;
   MaterialSorter* raw = nullptr;
@@ -445,10 +443,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   const MaterialSorterProperties props = getMaterialSorterProperties(sorter.get());
-  const auto& d = ctx->device();
-  benchmark::AddCustomContext("vren_radix_version", VREN_RADIX_VERSION_STRING);
-  benchmark::AddCustomContext("device", d.name + " (" + d.type + ")");
-  benchmark::AddCustomContext("driver", d.driver);
   benchmark::AddCustomContext("subgroup_size", std::to_string(props.subgroup_size));
   benchmark::AddCustomContext("material_sorter", "workgroup " + std::to_string(props.tuning.workgroup_size) +
                                                      ", min rounds " + std::to_string(props.tuning.min_rounds) +
@@ -459,7 +453,7 @@ int main(int argc, char** argv) {
   auto bench = std::make_unique<Bench>(*ctx, sorter.get());
   Bench* b = bench.get();
   const ShadePipelines* p = &pipelines;
-  const int passes = small || d.type == "CPU" ? kCpuDevicePassesPerRun : kGpuPassesPerRun;
+  const int passes = small || ctx->device().type == "CPU" ? kCpuDevicePassesPerRun : kGpuPassesPerRun;
   std::vector<std::pair<uint32_t, uint32_t>> screens(std::begin(kScreens), std::end(kScreens));
   if (small) screens.assign(std::begin(kSmallScreens), std::end(kSmallScreens));
   for (const bool shading : {false, true}) {

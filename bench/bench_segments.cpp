@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "bench_context.h"
 #include "gpu_timing.h"
 #include "vren_radix/context.h"
 #include "warmup.h"
@@ -236,14 +237,8 @@ int main(int argc, char** argv) {
   ContextOptions options;
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--device=", 9) == 0) options.device_index = std::atoi(argv[i] + 9);
-  std::string error;
-  std::unique_ptr<Context> ctx = Context::create(options, &error);
-  if (!ctx) {
-    std::fprintf(stderr, "vren_radix_bench_segments: %s\n", error.c_str());
-    return 1;
-  }
-  benchmark::AddCustomContext("device", ctx->device().name + " (" + ctx->device().type + ")");
-  benchmark::AddCustomContext("driver", ctx->device().driver);
+  std::unique_ptr<Context> ctx = createBenchContext("vren_radix_bench_segments", options);
+  if (!ctx) return 1;
   Context* context = ctx.get();
   for (const Shape& shape : kShapes) {
     const uint64_t n = uint64_t{std::max(1u, shape.segments)} * shape.segment_length;

@@ -39,6 +39,7 @@
 
 #include "args.h"
 #include "bench_common.h"
+#include "bench_context.h"
 #include "cpu_radix.h"
 #include "gpu_timing.h"
 #include "spirv/bench_copy.h"
@@ -605,9 +606,7 @@ int main(int argc, char** argv) {
     const double transfer_gbps = measureCopyBandwidth(*ctx, heap, &copy_bytes);
     const double shader_gbps = measureShaderCopyBandwidth(*ctx, copy_bytes);
     copy_gbps = std::max(transfer_gbps, shader_gbps);
-    benchmark::AddCustomContext("vren_radix_version", VREN_RADIX_VERSION_STRING);
-    benchmark::AddCustomContext("device", d.name + " (" + d.type + ")");
-    benchmark::AddCustomContext("driver", d.driver);
+    vren::radix::bench::addDeviceContext(*ctx);
     benchmark::AddCustomContext("subgroup_size", std::to_string(props.subgroup_size));
     benchmark::AddCustomContext("tuning", "workgroup_size " + std::to_string(props.tuning.workgroup_size) +
                                               ", keys_per_thread " + std::to_string(props.tuning.keys_per_thread) +

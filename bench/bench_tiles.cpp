@@ -30,6 +30,7 @@
 #include <benchmark/benchmark.h>
 #include <volk.h>
 
+#include "bench_context.h"
 #include "gpu_timing.h"
 #include "warmup.h"
 #include "vren_radix/context.h"
@@ -302,12 +303,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
+  std::unique_ptr<Context> ctx = bench::createBenchContext("vren_radix_bench_tiles", options);
+  if (!ctx) return 1;
   std::string error;
-  std::unique_ptr<Context> ctx = Context::create(options, &error);
-  if (!ctx) {
-    std::fprintf(stderr, "vren_radix_bench_tiles: %s\n", error.c_str());
-    return 1;
-  }
   TilePackerCreateInfo ci = ctx->createInfo<TilePackerCreateInfo>();
   ci.workgroup_size = workgroup_size;
   TilePacker* raw = nullptr;
@@ -317,10 +315,6 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<TilePacker, void (*)(TilePacker*)> packer(raw, destroyTilePacker);
   const TilePackerProperties props = getTilePackerProperties(packer.get());
-  const auto& d = ctx->device();
-  benchmark::AddCustomContext("vren_radix_version", VREN_RADIX_VERSION_STRING);
-  benchmark::AddCustomContext("device", d.name + " (" + d.type + ")");
-  benchmark::AddCustomContext("driver", d.driver);
   benchmark::AddCustomContext("subgroup_size", std::to_string(props.subgroup_size));
   benchmark::AddCustomContext("tile_packer", "tile " + std::to_string(props.tile_size) + ", " +
                                                  std::to_string(props.container_count) + " containers, alignment " +
@@ -329,7 +323,7 @@ int main(int argc, char** argv) {
 
   auto bench = std::make_unique<Bench>(*ctx, packer.get());
   Bench* b = bench.get();
-  const int passes = d.type == "CPU" ? kCpuDevicePassesPerRun : kGpuPassesPerRun;
+  const int passes = ctx->device().type == "CPU" ? kCpuDevicePassesPerRun : kGpuPassesPerRun;
   for (const auto& [w, h] : kScreens) {
     for (const Variant& v : kVariants) {
       const std::string name = "tiles/" + std::string(v.name) + "/" + std::to_string(w) + "x" + std::to_string(h);
