@@ -1,5 +1,7 @@
 #include "args.h"
 
+#include <cstdio>
+
 #include <algorithm>
 
 namespace vren::radix::cli {
@@ -53,6 +55,16 @@ bool parseTuning(const std::string& text, TuningConfig* out, std::string* error)
   }
   *out = {static_cast<uint32_t>(w), static_cast<uint32_t>(k), static_cast<uint32_t>(bits)};
   return true;
+}
+
+int usageError(const std::string& program, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\nRun `%s --help` for usage.\n", program.c_str(), message.c_str(), program.c_str());
+  return kUsage;
+}
+
+int failure(const std::string& program, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", program.c_str(), message.c_str());
+  return kFailure;
 }
 
 }  // namespace vren::radix::cli

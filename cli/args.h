@@ -10,6 +10,17 @@
 
 namespace vren::radix::cli {
 
+// Exit codes: done, failed while running, and wrong usage.
+constexpr int kOk = 0;
+constexpr int kFailure = 1;
+constexpr int kUsage = 2;
+
+// "PROGRAM: message" and where the usage is, on stderr; returns kUsage. `program` is the command
+// line's start, as in "vren-radix tiles".
+int usageError(const std::string& program, const std::string& message);
+// "PROGRAM: message" on stderr; returns kFailure.
+int failure(const std::string& program, const std::string& message);
+
 // Parses `--name value` pairs for the flags in `allowed`, and value-less switches from
 // `switches`, which are stored with the value "1"; anything else is an error. A repeated flag
 // keeps its last value. False with a one-sentence reason on failure.

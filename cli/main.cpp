@@ -26,14 +26,14 @@ using vren::radix::ContextOptions;
 using vren::radix::KeyType;
 using vren::radix::SortOptions;
 using vren::radix::cli::jsonBool;
+using vren::radix::cli::kFailure;
+using vren::radix::cli::kOk;
+using vren::radix::cli::kUsage;
 using vren::radix::cli::jsonNumber;
 using vren::radix::cli::jsonString;
 using vren::radix::cli::parseFlags;
 using vren::radix::cli::parseUint;
 
-constexpr int kOk = 0;
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
 
 const char* kUsageText =
     "usage: vren-radix <command> [options]\n"
@@ -134,16 +134,8 @@ std::string g_command;
 
 std::string programName() { return g_command.empty() ? "vren-radix" : "vren-radix " + g_command; }
 
-int usageError(const std::string& message) {
-  const std::string name = programName();
-  std::fprintf(stderr, "%s: %s\nRun `%s --help` for usage.\n", name.c_str(), message.c_str(), name.c_str());
-  return kUsage;
-}
-
-int failure(const std::string& message) {
-  std::fprintf(stderr, "%s: %s\n", programName().c_str(), message.c_str());
-  return kFailure;
-}
+int usageError(const std::string& message) { return vren::radix::cli::usageError(programName(), message); }
+int failure(const std::string& message) { return vren::radix::cli::failure(programName(), message); }
 
 bool deviceOption(const std::map<std::string, std::string>& flags, ContextOptions* options, std::string* error) {
   auto it = flags.find("--device");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "files.h"
 #include "png.h"
 #include "vren_radix/context.h"
@@ -19,20 +20,10 @@
 namespace vren::radix::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
 constexpr uint32_t kMaxMaterials = 65536;
 
-int usageError(const std::string& message) {
-  std::fprintf(stderr, "vren-radix materials: %s\nRun `vren-radix materials --help` for usage.\n", message.c_str());
-  return kUsage;
-}
-
-int failure(const std::string& message) {
-  std::fprintf(stderr, "vren-radix materials: %s\n", message.c_str());
-  return kFailure;
-}
+int usageError(const std::string& message) { return cli::usageError("vren-radix materials", message); }
+int failure(const std::string& message) { return cli::failure("vren-radix materials", message); }
 
 bool parseUint(const std::string& text, uint64_t max, uint64_t* value) {
   if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return false;

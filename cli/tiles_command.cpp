@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "files.h"
 #include "png.h"
 #include "vren_radix/context.h"
@@ -19,19 +20,8 @@
 namespace vren::radix::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
-
-int usageError(const std::string& message) {
-  std::fprintf(stderr, "vren-radix tiles: %s\nRun `vren-radix tiles --help` for usage.\n", message.c_str());
-  return kUsage;
-}
-
-int failure(const std::string& message) {
-  std::fprintf(stderr, "vren-radix tiles: %s\n", message.c_str());
-  return kFailure;
-}
+int usageError(const std::string& message) { return cli::usageError("vren-radix tiles", message); }
+int failure(const std::string& message) { return cli::failure("vren-radix tiles", message); }
 
 struct Options {
   std::string keys_path;
