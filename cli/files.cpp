@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +53,14 @@ bool writeWordsAtomically(const std::string& path, const uint32_t* words, size_t
     return false;
   }
   return true;
+}
+
+bool createDirectories(const std::string& dir, std::string* error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && std::filesystem::is_directory(dir)) return true;
+  *error = "Cannot create the output directory '" + dir + "'" + (ec ? ": " + ec.message() : "") + ".";
+  return false;
 }
 
 }  // namespace vren::radix::cli

@@ -1,4 +1,4 @@
-// Raw little-endian u32 files for the CLI.
+// Raw little-endian u32 files and output directories for the CLI.
 #pragma once
 
 #include <cstdint>
@@ -13,5 +13,9 @@ bool readWords(const std::string& path, std::vector<uint32_t>* words, std::strin
 // Writes to a temporary file beside `path`, then renames it into place: a failure never leaves
 // a partial file at `path`.
 bool writeWordsAtomically(const std::string& path, const uint32_t* words, size_t count, std::string* error);
+
+// Creates the directory and its parents unless they exist. False with a one-sentence reason on
+// failure.
+bool createDirectories(const std::string& dir, std::string* error);
 
 }  // namespace vren::radix::cli

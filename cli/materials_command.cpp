@@ -258,10 +258,7 @@ int runMaterials(int argc, char** argv) {
                      std::to_string(p / a.width) + ") has material ID " + std::to_string(ids[p]) +
                      ", but --materials is " + std::to_string(a.materials) + ": every ID must be below it.");
   }
-  std::error_code ec;
-  std::filesystem::create_directories(a.out_dir, ec);
-  if (ec || !std::filesystem::is_directory(a.out_dir))
-    return failure("Cannot create the output directory '" + a.out_dir + "'" + (ec ? ": " + ec.message() : "") + ".");
+  if (!createDirectories(a.out_dir, &error)) return failure(error);
 
   ContextOptions options;
   options.device_index = a.device;

@@ -252,10 +252,7 @@ int runTiles(int argc, char** argv) {
     return failure("'" + o.keys_path + "' holds " + std::to_string(keys.size()) + " keys but a " +
                    std::to_string(o.width) + " x " + std::to_string(o.height) + " screen needs " +
                    std::to_string(pixels) + " (one little-endian u32 per pixel, row-major).");
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec || !std::filesystem::is_directory(o.out_dir))
-    return failure("Cannot create the output directory '" + o.out_dir + "'" + (ec ? ": " + ec.message() : "") + ".");
+  if (!createDirectories(o.out_dir, &error)) return failure(error);
 
   ContextOptions options;
   options.device_index = o.device;
@@ -273,8 +270,7 @@ int runTiles(int argc, char** argv) {
       !writeWordsAtomically(outputs[1], packed.tile_ranges.data(), packed.tile_ranges.size(), &error) ||
       !writeWordsAtomically(outputs[2], &packed.counter, 1, &error) ||
       !writePictures(o, keys, packed, props.tile_size, &error)) {
-    for (const std::string& path : outputs)
-      if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
+    for (const std::string& path : outputs) std::remove(path.c_str());  // a failure leaves no output behind
     return failure(error);
   }
   if (o.quiet) return kOk;
