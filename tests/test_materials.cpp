@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -629,57 +630,39 @@ TEST_CASE_FIXTURE(GpuTest, "materials: validateMaterialSortInfo names what is wr
   good.new_to_old = {fake(5), 0, VK_WHOLE_SIZE};
   CHECK(validateMaterialSortInfo(sorter, good) == nullptr);
 
-  auto expectInvalid = [&](const MaterialSortInfo& info, const char* what) {
-    const char* why = validateMaterialSortInfo(sorter, info);
+  // Each case changes one thing of `good`; every one must be refused with a sentence.
+  const std::pair<const char*, std::function<void(MaterialSortInfo&)>> cases[] = {
+      {"no materials", [](MaterialSortInfo& i) { i.material_count = 0; }},
+      {"too many materials", [&](MaterialSortInfo& i) { i.material_count = props.max_material_count + 1; }},
+      {"alignment 3", [](MaterialSortInfo& i) { i.options.range_alignment = 3; }},
+      {"alignment 2048", [](MaterialSortInfo& i) { i.options.range_alignment = 2048; }},
+      {"alignment 0", [](MaterialSortInfo& i) { i.options.range_alignment = 0; }},
+      {"void material out of range", [](MaterialSortInfo& i) { i.options.void_material = 8; }},
+      {"shading workgroup 0", [](MaterialSortInfo& i) { i.options.shading_workgroup_size = 0; }},
+      {"misaligned offset", [](MaterialSortInfo& i) { i.new_to_old.offset = 4; }},
+      {"new_to_old too small", [](MaterialSortInfo& i) { i.new_to_old.size = 999 * 4; }},
+      {"new_to_old without room for padding",
+       [](MaterialSortInfo& i) {
+         i.options.range_alignment = 32;
+         i.new_to_old.size = 1000 * 4;
+       }},
+      {"dispatch too small", [](MaterialSortInfo& i) { i.dispatch.size = 8 * 12 - 4; }},
+      {"chunk_counts too small", [](MaterialSortInfo& i) { i.chunk_counts.size = 4; }},
+      {"counts and offsets overlap", [](MaterialSortInfo& i) { i.offsets.offset = 16; }},
+      {"new_to_old overlaps the IDs", [](MaterialSortInfo& i) { i.new_to_old = i.material_ids; }},
+      {"missing counts", [](MaterialSortInfo& i) { i.counts.buffer = VK_NULL_HANDLE; }},
+      {"missing IDs", [](MaterialSortInfo& i) { i.material_ids.buffer = VK_NULL_HANDLE; }},
+  };
+  for (const auto& [what, change] : cases) {
+    MaterialSortInfo i = good;
+    change(i);
+    const char* why = validateMaterialSortInfo(sorter, i);
     CHECK_MESSAGE(why != nullptr, what);
     if (why) CHECK_MESSAGE(std::string(why).back() == '.', why);
-  };
+  }
+  // No pixels: nothing is read or written, so no buffer is needed.
   MaterialSortInfo i = good;
-  i.material_count = 0;
-  expectInvalid(i, "no materials");
-  i.material_count = props.max_material_count + 1;
-  expectInvalid(i, "too many materials");
-  i = good;
-  i.options.range_alignment = 3;
-  expectInvalid(i, "alignment 3");
-  i.options.range_alignment = 2048;
-  expectInvalid(i, "alignment 2048");
-  i.options.range_alignment = 0;
-  expectInvalid(i, "alignment 0");
-  i = good;
-  i.options.void_material = 8;
-  expectInvalid(i, "void material out of range");
-  i = good;
-  i.options.shading_workgroup_size = 0;
-  expectInvalid(i, "shading workgroup 0");
-  i = good;
-  i.new_to_old.offset = 4;
-  expectInvalid(i, "misaligned offset");
-  i = good;
-  i.new_to_old.size = 999 * 4;
-  expectInvalid(i, "new_to_old too small");
-  i = good;
-  i.options.range_alignment = 32;
-  i.new_to_old.size = 1000 * 4;
-  expectInvalid(i, "new_to_old without room for padding");
-  i = good;
-  i.dispatch.size = 8 * 12 - 4;
-  expectInvalid(i, "dispatch too small");
-  i = good;
-  i.chunk_counts.size = 4;
-  expectInvalid(i, "chunk_counts too small");
-  i = good;
-  i.offsets.offset = 16;
-  expectInvalid(i, "counts and offsets overlap");
-  i = good;
-  i.new_to_old = i.material_ids;
-  expectInvalid(i, "new_to_old overlaps the IDs");
-  i = good;
-  i.counts.buffer = VK_NULL_HANDLE;
-  expectInvalid(i, "missing counts");
-  i = good;
   i.material_ids.buffer = VK_NULL_HANDLE;
-  expectInvalid(i, "missing IDs");
   i.pixel_count = 0;
   i.new_to_old.buffer = VK_NULL_HANDLE;
   CHECK(validateMaterialSortInfo(sorter, i) == nullptr);
