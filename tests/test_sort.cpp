@@ -216,18 +216,25 @@ TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "descending order stays stable") {
+// The options that change the order or the output, on every path, over all bits and over a bit
+// range: descending over bits [2, 9); argsort over one pass, [0, 4), whose digit may be constant,
+// where the indices must still be made.
+TEST_CASE_FIXTURE(GpuTest, "descending order and argsort stay stable") {
+  SortOptions descending, argsort;
+  descending.descending = true;
+  argsort.argsort = true;
   for (const SortPath& path : kSortPaths) {
     INFO("path: " << std::string(path.name));
     Context& ctx = pathContext(path);
-    const uint32_t n = 4 * tileSize(ctx) + 3;
     for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual}) {
-      SortOptions o;
-      o.descending = true;
-      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
-      o.begin_bit = 2;
-      o.end_bit = 9;
-      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+      for (SortOptions o : {descending, argsort}) {
+        INFO("option: " << (o.argsort ? "argsort" : "descending"));
+        const uint32_t n = 4 * tileSize(ctx) + (o.argsort ? 1 : 3);
+        checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+        o.begin_bit = o.argsort ? 0 : 2;
+        o.end_bit = o.argsort ? 4 : 9;
+        checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
+      }
     }
   }
 }
@@ -414,21 +421,6 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
   std::string error;
   REQUIRE_MESSAGE(context().timeSorts(empty, none, {}, 2, &ms, &error), error);
   CHECK(ms.size() == 2);
-}
-
-TEST_CASE_FIXTURE(GpuTest, "argsort returns the permutation") {
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
-    const uint32_t n = 4 * tileSize(ctx) + 1;
-    for (Distribution d : {Distribution::kUniform, Distribution::kAllEqual, Distribution::kLowBits}) {
-      SortOptions o;
-      o.argsort = true;
-      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
-      o.end_bit = 4;  // one pass, whose digit may be constant: it must still make the indices
-      checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
-    }
-  }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max" * doctest::test_suite("subgroup")) {
