@@ -2,6 +2,8 @@
 // test case if any validation message arrived while it ran.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <cstdint>
 #include <random>
 #include <string>
@@ -37,6 +39,16 @@ inline constexpr SortPath kSortPaths[] = {{"one dispatch, then the look-back", 4
 // look-back on tiles of the same shape) where those are non-zero; the path's digit width; the
 // look-back and one-dispatch sorts off unless the path takes them.
 Context& pathContext(const SortPath& path, uint32_t workgroup_size = 0, uint32_t keys_per_thread = 0);
+
+// Runs `body(ctx)` once per sort path with the path's context (pathContext), the path named in
+// the messages of its failures.
+template <typename Body>
+void forEachPath(Body&& body) {
+  for (const SortPath& path : kSortPaths) {
+    INFO("path: " << std::string(path.name));
+    body(pathContext(path));
+  }
+}
 
 // Whether the device is a CPU implementation (lavapipe): large sizes run only elsewhere.
 bool onCpuDevice();

@@ -124,14 +124,12 @@ std::vector<uint32_t> keysVaryingIn(uint32_t n, uint32_t varying_mask) {
 // width, or a subgroup case reaches the same code).
 
 TEST_CASE_FIXTURE(GpuTest, "keys and pairs at edge sizes around the tile" * doctest::test_suite("subgroup")) {
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t t = tileSize(ctx);
     for (uint32_t n : {0u, 1u, 2u, 3u, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 5 * t + 17}) {
       for (bool pairs : {false, true}) checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), pairs, {}, "uniform");
     }
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "every size across two small tiles" * doctest::test_suite("subgroup")) {
@@ -164,16 +162,14 @@ TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of p
 }
 
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t t = tileSize(ctx);
     for (Distribution d : kAllDistributions) {
       for (uint32_t n : {t / 2 + 3, 7 * t + 5}) {
         for (bool pairs : {false, true}) checkSort(ctx, makeKeys(n, d, rng()), pairs, {}, name(d));
       }
     }
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "random sizes") {
@@ -203,9 +199,7 @@ TEST_CASE_FIXTURE(GpuTest, "large counts on a real GPU") {
 
 TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
   const std::pair<uint32_t, uint32_t> ranges[] = {{0, 4}, {0, 8}, {4, 12}, {0, 3}, {5, 18}, {28, 32}, {0, 31}, {7, 7}};
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t n = 3 * tileSize(ctx) + 11;
     for (auto [begin, end] : ranges) {
       SortOptions o;
@@ -213,7 +207,7 @@ TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
       o.end_bit = end;
       checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform");
     }
-  }
+  });
 }
 
 // The options that change the order or the output, on every path, over all bits and over a bit
@@ -223,9 +217,7 @@ TEST_CASE_FIXTURE(GpuTest, "descending order and argsort stay stable") {
   SortOptions descending, argsort;
   descending.descending = true;
   argsort.argsort = true;
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual}) {
       for (SortOptions o : {descending, argsort}) {
         INFO("option: " << (o.argsort ? "argsort" : "descending"));
@@ -236,7 +228,7 @@ TEST_CASE_FIXTURE(GpuTest, "descending order and argsort stay stable") {
         checkSort(ctx, makeKeys(n, d, rng()), true, o, name(d));
       }
     }
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "repeated sorts reuse the same buffers") {
@@ -260,9 +252,7 @@ TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only"
   // Nibbles 2 and 5 vary, everything else is constant: most passes are skipped (six of eight
   // with 4-bit digits), and the data ends in the other ping-pong buffer than the pass count
   // predicts unless the final copy moves it.
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t n = 5 * tileSize(ctx) + 7;
     for (uint32_t varying_mask : {0x00F00F00u, 0x0000F000u, 0xF0000000u, 0x0000000Fu, 0u}) {
       const std::vector<uint32_t> keys = keysVaryingIn(n, varying_mask);
@@ -272,13 +262,11 @@ TEST_CASE_FIXTURE(GpuTest, "skipped passes: keys that vary in a few digits only"
       o.end_bit = 24;  // an odd pass count at either digit width: five or three
       checkSort(ctx, keys, false, o, "mask " + std::to_string(varying_mask));
     }
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "signed keys") {
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t n = 3 * tileSize(ctx) + 5;
     SortOptions o;
     o.key_type = KeyType::kI32;
@@ -291,13 +279,11 @@ TEST_CASE_FIXTURE(GpuTest, "signed keys") {
     o.descending = false;
     o.begin_bit = 16;
     checkSort(ctx, keys, true, o, "uniform i32, high half");
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "float keys in IEEE total order") {
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t n = 3 * tileSize(ctx) + 9;
     SortOptions o;
     o.key_type = KeyType::kF32;
@@ -327,13 +313,11 @@ TEST_CASE_FIXTURE(GpuTest, "float keys in IEEE total order") {
     const std::vector<uint32_t> expected = {0xFFC00000u, 0xFF800000u, 0xBF800000u, 0x80000000u,
                                             0x00000000u, 0x3F800000u, 0x7F800000u, 0x7FC00000u};
     CHECK(small == expected);
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "64-bit keys") {
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const TuningConfig& u64 = getSorterProperties(ctx.sorter()).tuning_u64;
     const uint32_t t = u64.workgroup_size * u64.keys_per_thread;
     for (uint32_t n : {1u, t - 1, 2 * t + 3}) {
@@ -354,7 +338,7 @@ TEST_CASE_FIXTURE(GpuTest, "64-bit keys") {
       o.descending = true;
       checkSort(ctx, words, true, o, "u64 with a constant high word");
     }
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit range" * doctest::test_suite("subgroup")) {
@@ -384,9 +368,7 @@ TEST_CASE_FIXTURE(GpuTest, "small workgroups: every key type, order and bit rang
 
 TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted output") {
   // The benchmarks' and demo's path: untimed warm-up sorts, then the timed ones, in one submission.
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t n = 3 * tileSize(ctx) + 7;
     const std::vector<uint32_t> input = makeKeys(n, Distribution::kUniform, rng());
     std::vector<uint32_t> keys = input, values(n);
@@ -414,7 +396,7 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
     std::vector<uint32_t> expected = input;
     std::sort(expected.begin(), expected.end());
     CHECK_MESSAGE(keys == expected, "profileSorts did not return its input sorted");
-  }
+  });
 
   std::vector<uint32_t> empty, none;
   std::vector<double> ms;
@@ -424,9 +406,7 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
 }
 
 TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max" * doctest::test_suite("subgroup")) {
-  for (const SortPath& path : kSortPaths) {
-    INFO("path: " << std::string(path.name));
-    Context& ctx = pathContext(path);
+  forEachPath([&](Context& ctx) {
     const uint32_t t = tileSize(ctx);
     const uint32_t n = 3 * t + 13;
     for (uint32_t gpu_count : {0u, 1u, t, n - 1, n, n + 1000}) {
@@ -437,7 +417,7 @@ TEST_CASE_FIXTURE(GpuTest, "GPU-side count: zero, partial and max" * doctest::te
       o.end_bit = 12;
       checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), false, o, "low-bits");
     }
-  }
+  });
 }
 
 TEST_CASE_FIXTURE(GpuTest, "the look-back up to its limit, waiting or not, and the separate passes past it" *
