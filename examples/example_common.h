@@ -14,6 +14,12 @@
 
 namespace vren::radix::examples {
 
+// A usage error: "PROGRAM: message" and the usage text on stderr; returns 2, its exit code.
+inline int usageError(const char* program, const std::string& message, const char* usage) {
+  std::fprintf(stderr, "%s: %s\n%s", program, message.c_str(), usage);
+  return 2;
+}
+
 // The device `device_index` (-1: the first GPU, else lavapipe); with `validate`, the validation
 // layer and synchronization validation on, each message printed and counted in *messages (which
 // must outlive the context). Null on failure, with the reason in *error.

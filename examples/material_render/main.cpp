@@ -56,10 +56,7 @@ constexpr const char* kUsage =
     "  renders the scene with one indirect dispatch per material and with one uber dispatch, checks\n"
     "  that the two images are identical, and writes the first (default 320x200, material_render.png)\n";
 
-int usage(const std::string& message) {
-  std::fprintf(stderr, "material_render: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
+int usage(const std::string& message) { return examples::usageError("material_render", message, kUsage); }
 
 bool parseUint(const char* text, uint32_t max, uint32_t* value) {
   char* end = nullptr;

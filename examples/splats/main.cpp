@@ -97,10 +97,7 @@ constexpr const char* kUsage =
     "               --out then writes the first frame only\n"
     "  --dump-keys  write one frame's unsorted keys to FILE (raw little-endian u32)\n";
 
-int usage(const std::string& message) {
-  std::fprintf(stderr, "splats: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
+int usage(const std::string& message) { return examples::usageError("splats", message, kUsage); }
 
 int failure(const std::string& message) {
   std::fprintf(stderr, "splats: %s\n", message.c_str());
