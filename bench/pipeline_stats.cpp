@@ -51,9 +51,6 @@ using namespace vren::radix;
 
 // Private constants of the library's modules, repeated here: keep them in step.
 constexpr uint32_t kMaxScanWorkgroupSize = 1024;      // radix_sort.cpp
-constexpr MaterialTuning kMaterialTuning = {256, 8};  // materials.cpp kNvidiaTuning
-constexpr uint32_t kMaterialFastBits[] = {3, 6};      // materials.cpp kFastBits: 8 and 64 materials
-constexpr uint32_t kTilesWorkgroupSize = 1024;        // tiles.cpp kDefaultWorkgroupSize
 constexpr uint32_t kPushConstantBytes =
     std::max({sizeof(detail::PassConstants), sizeof(detail::MaterialConstants), sizeof(detail::TilePackConstants)});
 
@@ -332,20 +329,16 @@ struct Tool {
 
   void reportMaterials() const {
     const uint32_t workgroup =
-        std::max(detail::floorPow2(std::min(kMaterialTuning.workgroup_size, facts.max_workgroup_size)),
+        std::max(detail::floorPow2(std::min(detail::kMaterialTuning.workgroup_size, facts.max_workgroup_size)),
                  detail::floorPow2(facts.max_subgroup_size));
-    for (uint32_t bits : kMaterialFastBits) {
+    for (uint32_t bits : detail::kMaterialFastBits) {
       const uint32_t materials = std::min(1u << bits, workgroup);  // one material per thread, at most
-      std::vector<uint32_t> c(VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET + 1);
-      c[VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE] = workgroup;
-      c[VREN_RADIX_MATERIALS_SPEC_MAX_SUBGROUPS] = std::max(1u, workgroup / facts.min_subgroup_size);
-      c[VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE] = materials;
-      c[VREN_RADIX_MATERIALS_SPEC_ROUNDS] = kMaterialTuning.min_rounds;
-      c[VREN_RADIX_MATERIALS_SPEC_BITS] = bits;
-      c[VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC] = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;  // as materials.cpp
-      c[VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET] = MaterialTuning{}.poll_budget;
+      const auto values = detail::materialSpecializationValues(
+          detail::kMaterialTuning, workgroup, std::max(1u, workgroup / facts.min_subgroup_size), materials, bits,
+          detail::pollsWithAtomics(facts.driver_id));
+      const std::vector<uint32_t> c(values.begin(), values.end());
       // Named workgroup x rounds x materials.
-      const std::initializer_list<uint32_t> shape = {workgroup, kMaterialTuning.min_rounds, materials};
+      const std::initializer_list<uint32_t> shape = {workgroup, detail::kMaterialTuning.min_rounds, materials};
       report({pipelineName("materials_fast_count", shape), spirv(vren_radix_materials_fast_count_spv), c});
       report({pipelineName("materials_fast_scatter", shape), spirv(vren_radix_materials_fast_scatter_spv), c});
     }
@@ -355,15 +348,10 @@ struct Tool {
   // pipeline serves them all.
   void reportTiles() const {
     const TilePackerCreateInfo defaults{};
-    const uint32_t tile_quads = defaults.tile_size * defaults.tile_size / 4;
-    uint32_t workgroup = detail::floorPow2(std::min({kTilesWorkgroupSize, facts.max_workgroup_size, tile_quads}));
-    workgroup = std::max({workgroup, detail::floorPow2(facts.max_subgroup_size), facts.required_subgroup_size});
-    std::vector<uint32_t> c(VREN_RADIX_TILES_SPEC_ALIGNMENT + 1);
-    c[VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE] = workgroup;
-    c[VREN_RADIX_TILES_SPEC_TILE_SIZE] = defaults.tile_size;
-    c[VREN_RADIX_TILES_SPEC_QUADS_PER_THREAD] = (tile_quads + workgroup - 1) / workgroup;
-    c[VREN_RADIX_TILES_SPEC_CONTAINERS] = defaults.container_count;
-    c[VREN_RADIX_TILES_SPEC_ALIGNMENT] = defaults.alignment;
+    const uint32_t workgroup = detail::tilePackWorkgroupSize(0, defaults.tile_size, facts);
+    const auto values =
+        detail::tilePackSpecializationValues(workgroup, defaults.tile_size, defaults.container_count, defaults.alignment);
+    const std::vector<uint32_t> c(values.begin(), values.end());
     report({pipelineName("tiles_pack", {workgroup}), spirv(vren_radix_tiles_pack_spv), c});
   }
 };

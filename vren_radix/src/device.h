@@ -30,6 +30,10 @@ inline VkResult fail(std::string* why, std::string_view message, VkResult code) 
   return code;
 }
 
+// Whether a module polls the words other workgroups publish with atomic loads: NVIDIA's driver
+// honours volatile loads inside loops, which are cheaper there; others may hoist them (lavapipe).
+inline bool pollsWithAtomics(VkDriverId driver) { return driver != VK_DRIVER_ID_NVIDIA_PROPRIETARY; }
+
 // Buffer ranges, as every module checks and addresses them.
 // Whether a range of known size is smaller than `bytes` (VK_WHOLE_SIZE: unknown, not smaller).
 bool tooSmall(const BufferRange& r, VkDeviceSize bytes);

@@ -15,6 +15,7 @@
 #include "spirv/materials_pad.h"
 #include "spirv/materials_scan.h"
 #include "spirv/materials_scatter.h"
+#include "tuning.h"
 
 namespace vren::radix {
 
@@ -38,21 +39,12 @@ constexpr uint32_t kMaxHistograms = 3;
 // default workgroup holds at most this many subgroups: 256 threads at 32 or 64 lanes, 64 at 8.
 // lavapipe, 8 lanes, 640x360 random IDs: scatter 15.8 ms at 64 threads vs 48.7 ms at 256.
 constexpr uint32_t kDefaultSubgroupsPerWorkgroup = 8;
-constexpr MaterialTuning kDefaultTuning = {256, 8, 4096};
-// NVIDIA: a measured row. H200, 2560x1440 random IDs, bench_materials --tuning=WxR, median of
-// 5 x 200, total us for 8 / 64 materials with the current fast path: 256x8 36.0 / 49.7, 256x4
-// 34.8 / 48.1, 512x8 36.5 / 47.4 (within the run-to-run spread of ~2 us; a later run gave 256x4
-// 38.3 / 53.1), and with the first fast path 256x16 83.9 / 123.1, 1024x4 75.4 / 111.7, 128x16
-// 77.0 / 119.3 against 256x8 70.0 / 110.3 (bench/RESULTS.md).
-constexpr MaterialTuning kNvidiaTuning = {256, 8, 4096};
-constexpr uint32_t kVendorNvidia = 0x10DE;
 // The fast path (shaders/materials_fast_*): up to this many materials (6 ID bits, 6 ballots per
 // round), and at most one per thread of a workgroup (its scatter loads each material's chunk
 // destination with a thread of its own).
 constexpr uint32_t kMaxFastMaterials = 64;
-// One count and one scatter pipeline per ID width (the shaders' BITS), so that their loops over
-// bits unroll: up to 8 materials, the benchmarked case, pays 3 ballots per round instead of 6.
-constexpr uint32_t kFastBits[] = {3, 6};
+// One count and one scatter pipeline per ID width (tuning.h).
+constexpr auto& kFastBits = detail::kMaterialFastBits;
 constexpr uint32_t kFastVariants = 2;
 static_assert(std::size(kFastBits) == kFastVariants && (1u << kFastBits[kFastVariants - 1]) >= kMaxFastMaterials);
 // The fast path's scan is a workgroup per material, one pipeline per width: a sort takes the
@@ -138,14 +130,10 @@ struct PipelineSpec {
 VkResult createPipeline(MaterialSorter& s, VkPipelineCache cache, const PipelineSpec& spec, uint32_t max_subgroups,
                         uint32_t required_subgroup_size, VkPipeline* out) {
   const uint32_t workgroup_size = spec.workgroup_size ? spec.workgroup_size : s.properties.tuning.workgroup_size;
-  const uint32_t values[] = {workgroup_size,
-                             max_subgroups,
-                             spec.histogram_size,
-                             s.properties.tuning.min_rounds,
-                             std::max(spec.bits, 1u),
-                             s.poll_atomic ? VK_TRUE : VK_FALSE,
-                             s.properties.tuning.poll_budget};
-  return detail::makePipeline(s, cache, spec.code, spec.code_size, values, required_subgroup_size, out);
+  return detail::makePipeline(s, cache, spec.code, spec.code_size,
+                              detail::materialSpecializationValues(s.properties.tuning, workgroup_size, max_subgroups,
+                                                                   spec.histogram_size, spec.bits, s.poll_atomic),
+                              required_subgroup_size, out);
 }
 
 }  // namespace
@@ -161,7 +149,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   if (VkResult r = detail::bindDevice(info.binding, "MaterialSorterCreateInfo", request, &facts, &fn, why); r != VK_SUCCESS)
     return r;
 
-  MaterialTuning tuning = facts.vendor_id == kVendorNvidia ? kNvidiaTuning : kDefaultTuning;
+  MaterialTuning tuning = detail::kMaterialTuning;
   tuning.workgroup_size = std::min(tuning.workgroup_size, kDefaultSubgroupsPerWorkgroup * facts.min_subgroup_size);
   tuning = clampTuning(info.tuning ? *info.tuning : tuning, facts);
   const uint32_t max_subgroups = std::max(1u, tuning.workgroup_size / facts.min_subgroup_size);
@@ -176,8 +164,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   MaterialSorter* s = new (std::nothrow) MaterialSorter;
   if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
   s->properties.tuning = tuning;
-  // As the radix look-back's: NVIDIA's volatile loads are polls, and cheaper than atomic ones.
-  s->poll_atomic = facts.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
+  s->poll_atomic = detail::pollsWithAtomics(facts.driver_id);
   s->lavapipe = facts.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE;
   s->properties.subgroup_size = facts.subgroup_size;
   s->properties.max_material_count = max_materials;

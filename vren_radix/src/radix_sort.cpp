@@ -390,7 +390,7 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
                     with_values ? 2u : 1u,  // values move with the keys, through the keys' shared memory
                     shape.digit_bits};
   // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
-  spec.poll_atomic = limits.driver_id != VK_DRIVER_ID_NVIDIA_PROPRIETARY;
+  spec.poll_atomic = detail::pollsWithAtomics(limits.driver_id);
   spec.poll_budget = shape.lookback_poll_budget;
   spec.rank_packed = onesweepRankPacked(shape, limits, key_words);
   return spec;

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "device.h"
+#include "tuning.h"
 #include "spirv/tiles_pack.h"
 #include "tiles_shared.h"
 
@@ -15,11 +16,6 @@ namespace {
 
 using detail::TilePackConstants;
 
-// One thread per quad of 4 pixels (one 16-byte load), so a 64 x 64 tile gets 1024 threads and
-// each thread's chain of dependent work is a single quad. H200, bench_tiles 2560 x 1440, both
-// options: 34.9 us at 1024 threads vs 39.4 at 512 and 46.7 at 256 (bench/RESULTS.md).
-constexpr uint32_t kDefaultWorkgroupSize = 1024;
-constexpr uint32_t kPixelsPerQuad = 4;
 constexpr VkDeviceSize kAlignment = 4;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
@@ -62,20 +58,16 @@ struct TilePacker : detail::ModuleCore {
 
 namespace {
 
-struct PassConfig {
-  uint32_t workgroup_size;
-  uint32_t quads_per_thread;
-};
-
 uint32_t sharedBytes(uint32_t containers) {
   return 12 * containers + 4 * VREN_RADIX_TILES_SIZE_CLASSES + 8;
 }
 
-VkResult createPipeline(TilePacker& p, VkPipelineCache cache, const PassConfig& config, uint32_t required_subgroup_size) {
-  const uint32_t values[] = {config.workgroup_size, p.properties.tile_size, config.quads_per_thread,
-                             p.properties.container_count, p.properties.alignment};
-  return detail::makePipeline(p, cache, vren_radix_tiles_pack_spv, sizeof(vren_radix_tiles_pack_spv), values,
-                              required_subgroup_size, &p.pipeline);
+VkResult createPipeline(TilePacker& p, VkPipelineCache cache, uint32_t required_subgroup_size) {
+  const TilePackerProperties& props = p.properties;
+  return detail::makePipeline(
+      p, cache, vren_radix_tiles_pack_spv, sizeof(vren_radix_tiles_pack_spv),
+      detail::tilePackSpecializationValues(props.workgroup_size, props.tile_size, props.container_count, props.alignment),
+      required_subgroup_size, &p.pipeline);
 }
 
 }  // namespace
@@ -94,17 +86,8 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
   result = detail::bindDevice(info.binding, "TilePackerCreateInfo", request, &facts, &fn, why);
   if (result != VK_SUCCESS) return result;
 
-  // A power of two within the device's limit and the tile's quads, and at least one subgroup of
-  // the largest size the device may run: the shader hands lane r round r's key, so a subgroup's
-  // active lanes must be 0..n-1, which only whole subgroups promise.
-  const uint32_t tile_quads = info.tile_size * info.tile_size / kPixelsPerQuad;
-  PassConfig config{};
-  config.workgroup_size = detail::floorPow2(std::min(
-      {info.workgroup_size ? info.workgroup_size : kDefaultWorkgroupSize, facts.max_workgroup_size, tile_quads}));
-  config.workgroup_size = std::max(config.workgroup_size, detail::floorPow2(std::max(1u, facts.max_subgroup_size)));
-  if (facts.required_subgroup_size) config.workgroup_size = std::max(config.workgroup_size, facts.required_subgroup_size);
-  config.quads_per_thread = divCeil(tile_quads, config.workgroup_size);
-  if (config.workgroup_size > facts.max_workgroup_size)
+  const uint32_t workgroup_size = detail::tilePackWorkgroupSize(info.workgroup_size, info.tile_size, facts);
+  if (workgroup_size > facts.max_workgroup_size)
     return fail(why, "The device's workgroups are smaller than one subgroup at the pinned subgroup size.",
                 VK_ERROR_FEATURE_NOT_PRESENT);
   if (sharedBytes(info.container_count) > facts.max_shared_memory)
@@ -117,10 +100,10 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
   if (!p) return VK_ERROR_OUT_OF_HOST_MEMORY;
   p->max_groups[0] = facts.max_groups[0];
   p->max_groups[1] = facts.max_groups[1];
-  p->properties = {info.tile_size, info.container_count, info.alignment, config.workgroup_size, facts.subgroup_size};
+  p->properties = {info.tile_size, info.container_count, info.alignment, workgroup_size, facts.subgroup_size};
 
   result = detail::initModule(*p, info.binding, fn, sizeof(TilePackConstants));
-  if (result == VK_SUCCESS) result = createPipeline(*p, info.binding.pipeline_cache, config, facts.required_subgroup_size);
+  if (result == VK_SUCCESS) result = createPipeline(*p, info.binding.pipeline_cache, facts.required_subgroup_size);
   return detail::finishModule(p, result, "the tile packing pipeline", out, why);
 }
 
@@ -210,7 +193,7 @@ void cmdPackTiles(const TilePacker* p, VkCommandBuffer cmd, const TilePackInfo& 
     pc.pixel_capacity = info.pixels.size == VK_WHOLE_SIZE
                             ? UINT32_MAX
                             : static_cast<uint32_t>(std::min<VkDeviceSize>(info.pixels.size / 4, UINT32_MAX));
-    const bool key_quads = pc.keys % 16 == 0 && info.width % kPixelsPerQuad == 0;
+    const bool key_quads = pc.keys % 16 == 0 && info.width % detail::kTilePixelsPerQuad == 0;
     pc.flags = (info.conflict_resolution ? VREN_RADIX_TILES_FLAG_CONFLICT_RESOLUTION : 0u) |
                (info.order_containers ? VREN_RADIX_TILES_FLAG_ORDER_CONTAINERS : 0u) |
                (info.containers.buffer ? VREN_RADIX_TILES_FLAG_WRITE_CONTAINERS : 0u) |

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "materials_shared.h"
 #include "radix_shared.h"
+#include "tiles_shared.h"
 
 namespace vren::radix::detail {
 namespace {
@@ -173,6 +175,42 @@ TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& li
       scatterSharedBytes(wide, max_subgroups, true, key_words) > limits.max_shared_memory)
     return tuning;
   return wide;
+}
+
+std::array<uint32_t, kMaterialSpecConstantCount> materialSpecializationValues(const MaterialTuning& tuning,
+                                                                               uint32_t workgroup_size,
+                                                                               uint32_t max_subgroups,
+                                                                               uint32_t histogram_size, uint32_t bits,
+                                                                               bool poll_atomic) {
+  static_assert(VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET + 1 == kMaterialSpecConstantCount);
+  std::array<uint32_t, kMaterialSpecConstantCount> v{};
+  v[VREN_RADIX_MATERIALS_SPEC_WORKGROUP_SIZE] = workgroup_size;
+  v[VREN_RADIX_MATERIALS_SPEC_MAX_SUBGROUPS] = max_subgroups;
+  v[VREN_RADIX_MATERIALS_SPEC_HISTOGRAM_SIZE] = histogram_size;
+  v[VREN_RADIX_MATERIALS_SPEC_ROUNDS] = tuning.min_rounds;
+  v[VREN_RADIX_MATERIALS_SPEC_BITS] = std::max(bits, 1u);
+  v[VREN_RADIX_MATERIALS_SPEC_POLL_ATOMIC] = poll_atomic ? VK_TRUE : VK_FALSE;
+  v[VREN_RADIX_MATERIALS_SPEC_POLL_BUDGET] = tuning.poll_budget;
+  return v;
+}
+
+uint32_t tilePackWorkgroupSize(uint32_t asked, uint32_t tile_size, const DeviceFacts& facts) {
+  const uint32_t tile_quads = tile_size * tile_size / kTilePixelsPerQuad;
+  uint32_t size = floorPow2(std::min({asked ? asked : kTilePackWorkgroupSize, facts.max_workgroup_size, tile_quads}));
+  size = std::max(size, floorPow2(std::max(1u, facts.max_subgroup_size)));
+  return std::max(size, facts.required_subgroup_size);
+}
+
+std::array<uint32_t, 5> tilePackSpecializationValues(uint32_t workgroup_size, uint32_t tile_size,
+                                                     uint32_t container_count, uint32_t alignment) {
+  static_assert(VREN_RADIX_TILES_SPEC_ALIGNMENT + 1 == 5);
+  std::array<uint32_t, 5> v{};
+  v[VREN_RADIX_TILES_SPEC_WORKGROUP_SIZE] = workgroup_size;
+  v[VREN_RADIX_TILES_SPEC_TILE_SIZE] = tile_size;
+  v[VREN_RADIX_TILES_SPEC_QUADS_PER_THREAD] = divCeil(tile_size * tile_size / kTilePixelsPerQuad, workgroup_size);
+  v[VREN_RADIX_TILES_SPEC_CONTAINERS] = container_count;
+  v[VREN_RADIX_TILES_SPEC_ALIGNMENT] = alignment;
+  return v;
 }
 
 }  // namespace vren::radix::detail

@@ -8,6 +8,7 @@
 #include <vulkan/vulkan.h>
 
 #include "device.h"
+#include "vren_radix/materials.h"
 #include "vren_radix/vren_radix.h"
 
 namespace vren::radix::detail {
@@ -93,5 +94,39 @@ constexpr uint32_t kSweepWorkgroups = 256;
 // The workgroup shape of the key/value scatter: the same tile as `tuning` (the count pass and
 // the internal buffer depend on it), possibly split over more threads.
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words);
+
+// The material sorter (materials.cpp): one row for every device. NVIDIA's measured best equals
+// it: H200, 2560x1440 random IDs, bench_materials --tuning=WxR, median of 5 x 200, total us for
+// 8 / 64 materials with the current fast path: 256x8 36.0 / 49.7, 256x4 34.8 / 48.1, 512x8
+// 36.5 / 47.4 (within the run-to-run spread of ~2 us; a later run gave 256x4 38.3 / 53.1), and
+// with the first fast path 256x16 83.9 / 123.1, 1024x4 75.4 / 111.7, 128x16 77.0 / 119.3
+// against 256x8 70.0 / 110.3 (2026-11-22).
+constexpr MaterialTuning kMaterialTuning = {256, 8, 4096};
+// The material fast path's ID widths: one count and one scatter pipeline per width, so that
+// their loops over bits unroll: up to 8 materials, the benchmarked case, pays 3 ballots per
+// round instead of 6.
+constexpr uint32_t kMaterialFastBits[] = {3, 6};
+// A material pass's specialization constants (shaders/materials_shared.h), constant i at [i].
+constexpr uint32_t kMaterialSpecConstantCount = 7;
+std::array<uint32_t, kMaterialSpecConstantCount> materialSpecializationValues(const MaterialTuning& tuning,
+                                                                               uint32_t workgroup_size,
+                                                                               uint32_t max_subgroups,
+                                                                               uint32_t histogram_size, uint32_t bits,
+                                                                               bool poll_atomic);
+
+// The tile packer (tiles.cpp): one thread per quad of 4 pixels (one 16-byte load), so a 64 x 64
+// tile gets 1024 threads and each thread's chain of dependent work is a single quad. H200,
+// bench_tiles 2560 x 1440, both options: 34.9 us at 1024 threads vs 39.4 at 512 and 46.7 at 256
+// (2026-11-22).
+constexpr uint32_t kTilePackWorkgroupSize = 1024;
+constexpr uint32_t kTilePixelsPerQuad = 4;
+// The packer's workgroup for `asked` threads (0: kTilePackWorkgroupSize): a power of two within the
+// device's limit and the tile's quads, and at least one subgroup of the largest size the device
+// may run (the shader hands lane r round r's key, so a subgroup's active lanes must be 0..n-1,
+// which only whole subgroups promise). It may exceed the device's limit: the packer refuses that.
+uint32_t tilePackWorkgroupSize(uint32_t asked, uint32_t tile_size, const DeviceFacts& facts);
+// The packer's specialization constants (shaders/tiles_shared.h), constant i at [i].
+std::array<uint32_t, 5> tilePackSpecializationValues(uint32_t workgroup_size, uint32_t tile_size,
+                                                     uint32_t container_count, uint32_t alignment);
 
 }  // namespace vren::radix::detail
