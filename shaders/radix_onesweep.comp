@@ -19,6 +19,11 @@
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
 // an H200, 768 x 10 (24 subgroups, packed counters) 2.77 ms, 384 x 20 (12) 2.87, and 512 x 10
 // (57 registers, two workgroups per SM, a smaller tile) 3.27.
+// Where a tile's time goes (shader clocks of thread 0 at each step's barrier; H200, 2^26 keys,
+// 768 x 10): 10.0 us a tile, of it 0.6 clearing and the skip check, 1.9 loading and counting,
+// 1.15 publishing the counts and placing the subgroups, 4.0 ranking (and the digit scan), 1.4
+// the look-back, 0.9 the stores, then 0.34 before the SM starts the next tile. Each SM runs one
+// tile at a time: nothing overlaps these steps (CUB runs two 384-thread workgroups per SM).
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_stage           4 W T      the tile in bin order, keys then values
