@@ -6,17 +6,18 @@
 // Usage: vren_radix_pipeline_stats [--device=N] [--tuning=WxK[xD]]...
 //   --device=N        the Nth device in vkEnumeratePhysicalDevices order, as `vren-radix info`
 //                     counts them; default: the first discrete GPU, else device 0.
-//   --tuning=WxK[xD]  radix count and scatter pipelines for W threads x K keys per thread x D digit
-//                     bits (4 or 8, default 4), clamped as the library clamps them; repeatable.
-//                     Default: 256x4x4 256x8x8 256x4x8.
+//   --tuning=WxK[xD]  the sorter's radix pipelines (detail::keyPipelineRows) for a tuning of W
+//                     threads x K keys per thread x D digit bits (4 or 8, default 4), with the
+//                     look-back on tiles of the same shape; repeatable. Default: 256x4x4 256x8x8
+//                     256x4x8.
 //
 // Names give each pipeline's shape: radix passes and the scan W x K x D, the material fast path
 // workgroup x rounds x materials, the tile packer its workgroup.
 //
 // The pipelines are made as the library makes them for u32 keys without an order map: the same
 // SPIR-V, specialization constants and, where subgroup size control exists, the same pinned
-// subgroup size (detail::inspectDevice, clampTuning, pairsScatterShape, specializationValues,
-// onesweepSpec).
+// subgroup size (detail::inspectDevice, planKeyPipelines, keyPipelineRows, specializationValues,
+// and the material and tile rows of tuning.h).
 #include <volk.h>
 
 #include <algorithm>
@@ -306,20 +307,14 @@ struct Tool {
   void reportRadix(const std::vector<TuningConfig>& tunings) const {
     std::set<uint32_t> digit_widths;
     for (const TuningConfig& asked : tunings) {
-      const TuningConfig t = detail::clampTuning(asked, facts, 1);
-      const TuningConfig pairs = detail::pairsScatterShape(t, facts, 1);
-      const bool wide = detail::binCount(t) > 16;
-      const Spirv scatter = wide ? spirv(vren_radix_scatter_wide_spv) : spirv(vren_radix_scatter_spv);
-      report(radixPipeline("radix_count", spirv(vren_radix_count_spv), t, 1));
-      report(radixPipeline(wide ? "radix_scatter_wide_keys" : "radix_scatter_keys", scatter, t, 1));
-      report(radixPipeline(wide ? "radix_scatter_wide_pairs" : "radix_scatter_pairs", scatter, pairs,
-                           t.workgroup_size * t.keys_per_thread));
-      const TuningConfig lookback = detail::lookbackTuning(asked, facts, 1, false);
-      if (lookback.lookback_max_count > 0) {  // look-back sorts: one dispatch per pass
-        report(request("radix_onesweep_keys", detail::onesweepSpec(lookback, facts, 1, false)));
-        report(request("radix_onesweep_pairs", detail::onesweepSpec(lookback, facts, 1, true)));
+      // The sorter's own table of pipelines for this tuning (u32 keys), less the order-mapped
+      // variants and the setup passes.
+      detail::KeyPipelines plan = detail::planKeyPipelines(asked, facts, 1);
+      for (const detail::KeyPipelineRow& row : detail::keyPipelineRows(plan, facts, 1)) {
+        if (row.name.ends_with("_mapped") || row.name.find("setup") != std::string::npos) continue;
+        report(request(("radix_" + row.name).c_str(), row.spec));
       }
-      digit_widths.insert(t.digit_bits);
+      digit_widths.insert(plan.tuning.digit_bits);
     }
     // The scan's bins follow the digit width.
     const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(facts.max_workgroup_size));

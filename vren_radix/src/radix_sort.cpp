@@ -69,27 +69,60 @@ VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSp
                               setup ? 0 : required_subgroup_size, out);
 }
 
-VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detail::DeviceFacts& limits,
-                            uint32_t required_subgroup_size, uint32_t key_words, KeyPipelines& out) {
+}  // namespace
+
+namespace detail {
+
+KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& limits, uint32_t key_words) {
+  KeyPipelines p;
+  p.tuning = clampTuning(requested, limits, key_words);
+  p.tile_size = p.tuning.workgroup_size * p.tuning.keys_per_thread;
+  p.pairs_scatter = pairsScatterShape(p.tuning, limits, key_words);
+
+  KeyPipelines::Lookback& lookback = p.lookback;
+  lookback.tiles[0].tuning = lookbackTuning(requested, limits, key_words, false);
+  lookback.tiles[1].tuning = lookbackTuning(requested, limits, key_words, true);
+  lookback.large_min_count = requested.large_tile_min_count;
+  lookback.max_count = lookback.tiles[0].tuning.lookback_max_count;
+  if (lookback.tiles[1].tuning.lookback_max_count == 0)  // no large tile fits: small ones below them
+    lookback.max_count = std::min(lookback.max_count, std::max(lookback.large_min_count, 1u) - 1);
+  // Within one allocation and the shaders' u32 word indices, as the tile count's internal words.
+  const uint64_t internal_words = std::min(limits.max_allocation / 4, uint64_t{1} << 32);
+  const uint64_t tiles_by_internal =
+      internal_words > VREN_RADIX_LOOKBACK_WORDS ? (internal_words - VREN_RADIX_LOOKBACK_WORDS) / (2 * VREN_RADIX_MAX_BINS) : 0;
+  for (KeyPipelines::Lookback::Tiles& t : lookback.tiles) {
+    // Large tiles only where some count takes them; none without the look-back.
+    if (lookback.max_count == 0 || (&t == &lookback.tiles[1] && lookback.large_min_count > lookback.max_count))
+      continue;
+    const TuningConfig& shape = t.tuning;
+    t.tile_size = shape.workgroup_size * shape.keys_per_thread;
+    t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(lookbackMaxTiles(limits), tiles_by_internal));
+    // Without polls every tile counts every earlier one: the work grows with the square of the
+    // tiles, so larger sorts take the passes.
+    if (shape.lookback_poll_budget == 0) t.max_tiles = std::min(t.max_tiles, kLookbackUnpolledMaxTiles);
+  }
+
+  p.block.shapes = blockShapes(limits, key_words);
+  uint32_t largest = 0;
+  for (const TuningConfig& t : p.block.shapes) largest = std::max(largest, t.workgroup_size * t.keys_per_thread);
+  p.block.max_count = std::min(requested.block_max_count, largest);
+  return p;
+}
+
+std::vector<KeyPipelineRow> keyPipelineRows(KeyPipelines& p, const DeviceFacts& limits, uint32_t key_words) {
   const bool wide = key_words == 2;
+  std::vector<KeyPipelineRow> rows;
   auto maxSubgroups = [&](const TuningConfig& t) { return std::max(1u, t.workgroup_size / limits.min_subgroup_size); };
-  // A pass's pipeline for a tuning.
-  auto spec = [&](const uint32_t* code, size_t code_size, const TuningConfig& t) {
-    return PipelineSpec{code, code_size, t.workgroup_size, t.keys_per_thread, maxSubgroups(t), 1, t.digit_bits};
+  // A pass's pipeline for a tuning, from the 32- or 64-bit key build of its shader.
+  auto spec = [&](const uint32_t* code, size_t size, const uint32_t* code_u64, size_t size_u64, const TuningConfig& t) {
+    return PipelineSpec{wide ? code_u64 : code, wide ? size_u64 : size, t.workgroup_size, t.keys_per_thread,
+                        maxSubgroups(t), 1, t.digit_bits};
   };
+#define VREN_RADIX_SPIRV(name) vren_radix_##name##_spv, sizeof(vren_radix_##name##_spv), vren_radix_##name##_u64_spv, sizeof(vren_radix_##name##_u64_spv)
   auto setupSpec = [&](const TuningConfig& t) {
-    PipelineSpec setup = spec(vren_radix_setup_spv, sizeof(vren_radix_setup_spv), t);
-    setup.max_subgroups = 1;
+    PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), t.workgroup_size, t.keys_per_thread, 1, 1,
+                       t.digit_bits};
     return setup;
-  };
-  // 256 bins rank with running counts (radix_scatter_wide.comp), 16 with per-round counts.
-  auto scatterSpec = [&](const TuningConfig& t) {
-    const bool wide_digits = detail::binCount(t) > 16;
-    return spec(wide ? (wide_digits ? vren_radix_scatter_wide_u64_spv : vren_radix_scatter_u64_spv)
-                     : (wide_digits ? vren_radix_scatter_wide_spv : vren_radix_scatter_spv),
-                wide ? (wide_digits ? sizeof(vren_radix_scatter_wide_u64_spv) : sizeof(vren_radix_scatter_u64_spv))
-                     : (wide_digits ? sizeof(vren_radix_scatter_wide_spv) : sizeof(vren_radix_scatter_spv)),
-                t);
   };
   // The same tile as `keys`, possibly over the threads of `pairs`; values take a shared slot per key.
   auto pairsSpec = [&](PipelineSpec keys, const TuningConfig& pairs) {
@@ -99,81 +132,64 @@ VkResult createKeyPipelines(Sorter& s, const SorterCreateInfo& info, const detai
     keys.max_subgroups = maxSubgroups(pairs);
     return keys;
   };
-  auto create = [&](const PipelineSpec& pipeline_spec, VkPipeline* pipeline) {
-    return createPipeline(s, info.binding.pipeline_cache, pipeline_spec, required_subgroup_size, pipeline);
+  // A pass, and for 32-bit keys the same with the signed / float order map (64-bit keys are
+  // unsigned: no map).
+  auto add = [&](std::string name, const PipelineSpec& pass, VkPipeline* target, VkPipeline* mapped_target = nullptr) {
+    rows.push_back({name, pass, target});
+    if (mapped_target && !wide) {
+      PipelineSpec mapped = pass;
+      mapped.key_map = true;
+      rows.push_back({name + "_mapped", mapped, mapped_target});
+    }
   };
-  auto mapped = [](PipelineSpec map_spec) {
-    map_spec.key_map = true;
-    return map_spec;
-  };
-  // 64-bit keys are unsigned: no order map.
-  auto createScatters = [&](const PipelineSpec& keys, const PipelineSpec& with_values, ScatterPipelines* set) {
-    VkResult r = create(keys, &set->keys);
-    if (r == VK_SUCCESS) r = create(with_values, &set->pairs);
-    if (r == VK_SUCCESS && !wide) r = create(mapped(keys), &set->keys_mapped);
-    if (r == VK_SUCCESS && !wide) r = create(mapped(with_values), &set->pairs_mapped);
-    return r;
+  auto addScatters = [&](const std::string& name, const PipelineSpec& keys, const PipelineSpec& pairs,
+                         ScatterPipelines& set) {
+    add(name + "_keys", keys, &set.keys, &set.keys_mapped);
+    add(name + "_pairs", pairs, &set.pairs, &set.pairs_mapped);
   };
 
-  const TuningConfig& tuning = out.tuning;
-  out.tile_size = tuning.workgroup_size * tuning.keys_per_thread;
-  out.pairs_scatter = detail::pairsScatterShape(tuning, limits, key_words);
-  const PipelineSpec scatter = scatterSpec(tuning);
-  VkResult r = create(setupSpec(tuning), &out.setup);
-  const PipelineSpec count = spec(wide ? vren_radix_count_u64_spv : vren_radix_count_spv,
-                                  wide ? sizeof(vren_radix_count_u64_spv) : sizeof(vren_radix_count_spv), tuning);
-  if (r == VK_SUCCESS) r = create(count, &out.count);
-  if (r == VK_SUCCESS && !wide) r = create(mapped(count), &out.count_mapped);
-  if (r == VK_SUCCESS)
-    r = create(spec(wide ? vren_radix_copy_u64_spv : vren_radix_copy_spv,
-                    wide ? sizeof(vren_radix_copy_u64_spv) : sizeof(vren_radix_copy_spv), tuning),
-               &out.copy);
-  if (r == VK_SUCCESS) r = createScatters(scatter, pairsSpec(scatter, out.pairs_scatter), &out.scatter);
+  const TuningConfig& tuning = p.tuning;
+  add("setup", setupSpec(tuning), &p.setup);
+  add("count", spec(VREN_RADIX_SPIRV(count), tuning), &p.count, &p.count_mapped);
+  add("copy", spec(VREN_RADIX_SPIRV(copy), tuning), &p.copy);
+  // 256 bins rank with running counts (radix_scatter_wide.comp), 16 with per-round counts.
+  const PipelineSpec scatter = binCount(tuning) > 16 ? spec(VREN_RADIX_SPIRV(scatter_wide), tuning)
+                                                     : spec(VREN_RADIX_SPIRV(scatter), tuning);
+  addScatters(binCount(tuning) > 16 ? "scatter_wide" : "scatter", scatter, pairsSpec(scatter, p.pairs_scatter),
+              p.scatter);
 
   // One pipeline for keys and pairs, every key type: values take a shared slot per key either
-  // way, and the order map is a few XORs per key and pass.
-  // Shapes past the first that holds max_count keys are not made.
-  KeyPipelines::Block& block = out.block;
+  // way, and the order map is a few XORs per key and pass. Shapes past the first that holds
+  // max_count keys are not made.
   uint32_t covered = 0;
-  for (size_t i = 0; i < block.shapes.size() && r == VK_SUCCESS && covered < block.max_count; ++i) {
-    const TuningConfig& t = block.shapes[i];
+  for (size_t i = 0; i < p.block.shapes.size() && covered < p.block.max_count; ++i) {
+    const TuningConfig& t = p.block.shapes[i];
     if (t.workgroup_size == 0) continue;
-    PipelineSpec block_spec{wide ? vren_radix_sort_block_u64_spv : vren_radix_sort_block_spv,
-                            wide ? sizeof(vren_radix_sort_block_u64_spv) : sizeof(vren_radix_sort_block_spv),
-                            t.workgroup_size, t.keys_per_thread, maxSubgroups(t), t.workgroup_size * t.keys_per_thread,
-                            t.digit_bits};
-    block_spec.key_map = true;
-    r = create(block_spec, &block.pipelines[i]);
+    PipelineSpec block = spec(VREN_RADIX_SPIRV(sort_block), t);
+    block.value_slots = t.workgroup_size * t.keys_per_thread;
+    block.key_map = true;
+    add("sort_block", block, &p.block.pipelines[i]);
     covered = t.workgroup_size * t.keys_per_thread;
   }
 
-  KeyPipelines::Lookback& lookback = out.lookback;
-  if (r != VK_SUCCESS || lookback.max_count == 0) return r;
-  // Within one allocation and the shaders' u32 word indices, as the tile count's internal words.
-  const uint64_t internal_words = std::min(limits.max_allocation / 4, uint64_t{1} << 32);
-  const uint64_t tiles_by_internal =
-      internal_words > VREN_RADIX_LOOKBACK_WORDS ? (internal_words - VREN_RADIX_LOOKBACK_WORDS) / (2 * VREN_RADIX_MAX_BINS) : 0;
+  KeyPipelines::Lookback& lookback = p.lookback;
+  if (lookback.max_count == 0) return rows;
   for (KeyPipelines::Lookback::Tiles& t : lookback.tiles) {
-    // Large tiles only where some count takes them.
-    if (&t == &lookback.tiles[1] && lookback.large_min_count > lookback.max_count) continue;
-    const TuningConfig& shape = t.tuning;
-    t.tile_size = shape.workgroup_size * shape.keys_per_thread;
-    t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(detail::lookbackMaxTiles(limits), tiles_by_internal));
-    // Without polls every tile counts every earlier one: the work grows with the square of the
-    // tiles, so larger sorts take the passes.
-    if (shape.lookback_poll_budget == 0) t.max_tiles = std::min(t.max_tiles, detail::kLookbackUnpolledMaxTiles);
-    if (r == VK_SUCCESS) r = create(setupSpec(shape), &t.setup);
-    if (r == VK_SUCCESS)
-      r = createScatters(detail::onesweepSpec(shape, limits, key_words, false),
-                         detail::onesweepSpec(shape, limits, key_words, true), &t.scatter);
+    if (t.tile_size == 0) continue;  // not used (planKeyPipelines)
+    const std::string tiles = &t == &lookback.tiles[1] ? "large_" : "";
+    add(tiles + "lookback_setup", setupSpec(t.tuning), &t.setup);
+    addScatters(tiles + "onesweep", onesweepSpec(t.tuning, limits, key_words, false),
+                onesweepSpec(t.tuning, limits, key_words, true), t.scatter);
   }
-  const PipelineSpec histogram = spec(wide ? vren_radix_histogram_u64_spv : vren_radix_histogram_spv,
-                                      wide ? sizeof(vren_radix_histogram_u64_spv) : sizeof(vren_radix_histogram_spv),
-                                      lookback.tiles[0].tuning);
-  if (r == VK_SUCCESS) r = create(histogram, &lookback.histogram);
-  if (r == VK_SUCCESS && !wide) r = create(mapped(histogram), &lookback.histogram_mapped);
-  return r;
+  add("histogram", spec(VREN_RADIX_SPIRV(histogram), lookback.tiles[0].tuning), &lookback.histogram,
+      &lookback.histogram_mapped);
+#undef VREN_RADIX_SPIRV
+  return rows;
 }
+
+}  // namespace detail
+
+namespace {
 
 // Segmented sorts' and top-k's pipelines (segments.cpp), one row each: its SPIR-V, the shape it
 // runs at and its value slots (VREN_RADIX_SPEC_VALUE_SLOTS), and where the sorter keeps it.
@@ -277,23 +293,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   Sorter* s = new (std::nothrow) Sorter;
   if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
   s->max_groups_x = limits.max_groups[0];
-  s->u32.tuning = tuning;
-  s->u64.tuning = tuning_u64;
-  for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
-    KeyPipelines::Lookback& lookback = p->lookback;
-    lookback.tiles[0].tuning = detail::lookbackTuning(requested, limits, words, false);
-    lookback.tiles[1].tuning = detail::lookbackTuning(requested, limits, words, true);
-    lookback.large_min_count = requested.large_tile_min_count;
-    lookback.max_count = lookback.tiles[0].tuning.lookback_max_count;
-    if (lookback.tiles[1].tuning.lookback_max_count == 0)  // no large tile fits: small ones below them
-      lookback.max_count = std::min(lookback.max_count, std::max(lookback.large_min_count, 1u) - 1);
-  }
-  for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
-    p->block.shapes = detail::blockShapes(limits, words);
-    uint32_t largest = 0;
-    for (const TuningConfig& t : p->block.shapes) largest = std::max(largest, t.workgroup_size * t.keys_per_thread);
-    p->block.max_count = std::min(requested.block_max_count, largest);
-  }
+  s->u32 = detail::planKeyPipelines(requested, limits, 1);
+  s->u64 = detail::planKeyPipelines(requested, limits, 2);
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
   s->properties.tuning = tuning;
@@ -337,13 +338,18 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const PipelineSpec scan{vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1,
                           std::max(1u, scan_size / limits.min_subgroup_size), 1, tuning.digit_bits};
   if (result == VK_SUCCESS) result = createPipeline(*s, info.binding.pipeline_cache, scan, required_subgroup_size, &s->scan);
-  if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 1, s->u32);
-  if (result == VK_SUCCESS) result = createKeyPipelines(*s, info, limits, required_subgroup_size, 2, s->u64);
+  std::string failed = "sort pipelines";
+  for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
+    for (const detail::KeyPipelineRow& row : detail::keyPipelineRows(*p, limits, words)) {
+      if (result != VK_SUCCESS) break;
+      result = createPipeline(*s, info.binding.pipeline_cache, row.spec, required_subgroup_size, row.target);
+      if (result != VK_SUCCESS) failed = row.name + (words == 2 ? " (64-bit keys)" : "") + " pipeline";
+    }
+  }
   // Segmented sorts' and top-k's pipelines, from their table.
   s->striding_workgroup_size = std::min(256u, detail::floorPow2(limits.max_workgroup_size));
   s->small_segments_per_group = std::max(1u, s->striding_workgroup_size / limits.min_subgroup_size);
   s->small_segment_max = limits.min_subgroup_size * detail::kSmallSegmentKeys;
-  std::string failed = "sort pipelines";
   for (const SegmentPipelineRow& row : segmentPipelineRows(*s)) {
     const PipelineSpec spec = segmentPipelineSpec(*s, limits, tuning, row);
     if (result != VK_SUCCESS || spec.workgroup_size == 0) continue;

@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <vulkan/vulkan.h>
 
@@ -91,6 +93,21 @@ struct KeyPipelines {
     }
   } block;
 };
+
+// A key width's pipelines before they are made: its tuning, tiles and shapes for `requested` on
+// this device, with keys of key_words 32-bit words.
+KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& limits, uint32_t key_words);
+
+// One pipeline of a key width's set: a name for messages and tools ("count_mapped",
+// "large_onesweep_pairs"), how it is specialized, and where KeyPipelines keeps it.
+struct KeyPipelineRow {
+  std::string name;
+  PipelineSpec spec;
+  VkPipeline* target;
+};
+// Every pipeline `p` (planKeyPipelines') needs, one row each: the sorter makes them from this
+// table, and the statistics tool reports them.
+std::vector<KeyPipelineRow> keyPipelineRows(KeyPipelines& p, const DeviceFacts& limits, uint32_t key_words);
 
 // Segmented sorts and top-k (segments.cpp): the one-dispatch sort per segment runs on the block
 // pipelines; the multi-pass path adds these, around two sorts.
