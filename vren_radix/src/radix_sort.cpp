@@ -63,10 +63,8 @@ using detail::PipelineSpec;
 
 VkResult createPipeline(Sorter& s, const VkPipelineCache cache, const PipelineSpec& spec, uint32_t required_subgroup_size,
                         VkPipeline* out) {
-  // The setup pass, 64 threads, may not be a whole subgroup; it uses no subgroup operations.
-  const bool setup = spec.code == vren_radix_setup_spv;
   return detail::makePipeline(s, cache, spec.code, spec.code_size, detail::specializationValues(spec),
-                              setup ? 0 : required_subgroup_size, out);
+                              spec.pinned_subgroup_size ? required_subgroup_size : 0, out);
 }
 
 }  // namespace
@@ -122,6 +120,7 @@ std::vector<KeyPipelineRow> keyPipelineRows(KeyPipelines& p, const DeviceFacts& 
   auto setupSpec = [&](const TuningConfig& t) {
     PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), t.workgroup_size, t.keys_per_thread, 1, 1,
                        t.digit_bits};
+    setup.pinned_subgroup_size = false;
     return setup;
   };
   // The same tile as `keys`, possibly over the threads of `pairs`; values take a shared slot per key.

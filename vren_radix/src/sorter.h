@@ -35,6 +35,9 @@ struct PipelineSpec {
   bool poll_atomic = true;
   uint32_t poll_budget = 0;
   bool rank_packed = false;  // radix_tile_rank.glsl: two bins' counters per word
+  // False for a pass that uses no subgroup operations and may not be whole subgroups (the setup,
+  // 64 threads): it runs at any subgroup size instead of the pinned one.
+  bool pinned_subgroup_size = true;
 };
 constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_RANK_PACKED + 1;
 // Specialization constant i's value at index i (7 is unused: 0).
