@@ -9,15 +9,16 @@
 //   --tuning=WxK[xD]  the sorter's radix pipelines (detail::keyPipelineRows) for a tuning of W
 //                     threads x K keys per thread x D digit bits (4 or 8, default 4), with the
 //                     look-back on tiles of the same shape; repeatable. Default: 256x4x4 256x8x8
-//                     256x4x8.
+//                     256x4x8, each with the default look-back tiles.
 //
 // Names give each pipeline's shape: radix passes and the scan W x K x D, the material fast path
 // workgroup x rounds x materials, the tile packer its workgroup.
 //
-// The pipelines are made as the library makes them for u32 keys without an order map: the same
-// SPIR-V, specialization constants and, where subgroup size control exists, the same pinned
-// subgroup size (detail::inspectDevice, planKeyPipelines, keyPipelineRows, specializationValues,
-// and the material and tile rows of tuning.h).
+// The pipelines are made as the library makes them for u32 keys (without the order map, except
+// the one-dispatch sort, which always has it): the same SPIR-V, specialization constants and,
+// where subgroup size control exists, the same pinned subgroup size (detail::inspectDevice,
+// planKeyPipelines, keyPipelineRows, specializationValues, and the material and tile rows of
+// tuning.h).
 #include <volk.h>
 
 #include <algorithm>
@@ -36,10 +37,7 @@
 #include "sorter.h"
 #include "spirv/materials_fast_count.h"
 #include "spirv/materials_fast_scatter.h"
-#include "spirv/radix_count.h"
 #include "spirv/radix_scan.h"
-#include "spirv/radix_scatter.h"
-#include "spirv/radix_scatter_wide.h"
 #include "spirv/tiles_pack.h"
 #include "tiles_shared.h"
 #include "tuning.h"
@@ -291,7 +289,7 @@ struct Tool {
                 line.empty() ? "  (the driver reports no statistics)" : line.c_str());
   }
 
-  // A reduce-then-scan pass (count, scatter, scan) at tuning t, as radix_sort.cpp specializes it.
+  // The scan pass at tuning t, as radix_sort.cpp specializes it.
   PipelineRequest radixPipeline(const char* pass, Spirv shader, const TuningConfig& t, uint32_t value_slots) const {
     const detail::PipelineSpec spec{shader.code, shader.bytes, t.workgroup_size, t.keys_per_thread,
                                     std::max(1u, t.workgroup_size / facts.min_subgroup_size), value_slots,

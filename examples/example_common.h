@@ -1,6 +1,6 @@
 // Shared by the examples: a context whose validation messages are counted and printed, GPU
-// buffers made through it and freed with the object on every path out of a function, and a
-// global memory barrier.
+// buffers made through it and freed with the object on every path out of a function, and the
+// usage error.
 #pragma once
 
 #include <cstdio>

@@ -1,6 +1,8 @@
 #include "device.h"
 
 #include <algorithm>
+#include <array>
+#include <new>
 
 namespace vren::radix::detail {
 namespace {
@@ -139,10 +141,11 @@ VkResult initModule(ModuleCore& m, const DeviceBinding& binding, const DeviceFun
 
 VkResult makePipeline(ModuleCore& m, VkPipelineCache cache, const uint32_t* code, size_t code_size,
                       std::span<const uint32_t> values, uint32_t required_subgroup_size, VkPipeline* out) {
-  std::vector<VkSpecializationMapEntry> entries(values.size());
-  for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, 4 * i, 4};
-  const VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(),
-                                            values.size_bytes(), values.data()};
+  std::array<VkSpecializationMapEntry, kMaxSpecConstants> entries;
+  if (values.size() > entries.size()) return VK_ERROR_INITIALIZATION_FAILED;
+  for (uint32_t i = 0; i < values.size(); ++i) entries[i] = {i, 4 * i, 4};
+  const VkSpecializationInfo specialization{static_cast<uint32_t>(values.size()), entries.data(), values.size_bytes(),
+                                            values.data()};
   VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   module_info.codeSize = code_size;
   module_info.pCode = code;
@@ -168,7 +171,12 @@ VkResult makePipeline(ModuleCore& m, VkPipelineCache cache, const uint32_t* code
   result = m.fn.createComputePipelines(m.device, cache, 1, &pipeline_info, m.allocator, &created);
   m.fn.destroyShaderModule(m.device, module, m.allocator);
   if (result != VK_SUCCESS) return result;  // output handles are undefined on failure
-  m.pipelines.push_back(created);
+  try {
+    m.pipelines.push_back(created);
+  } catch (const std::bad_alloc&) {
+    m.fn.destroyPipeline(m.device, created, m.allocator);
+    return VK_ERROR_OUT_OF_HOST_MEMORY;
+  }
   *out = created;
   return VK_SUCCESS;
 }

@@ -118,8 +118,9 @@ struct ModuleCore {
 VkResult initModule(ModuleCore& m, const DeviceBinding& binding, const DeviceFunctions& fn,
                     uint32_t push_constant_bytes);
 // A compute pipeline of the module's layout from `code` (code_size bytes of SPIR-V), its
-// specialization constant i set to values[i], needing full subgroups of required_subgroup_size
+// specialization constant i set to values[i] (at most kMaxSpecConstants), needing full subgroups of required_subgroup_size
 // unless that is 0. *out is set only on success; destroyModule destroys the pipeline.
+constexpr size_t kMaxSpecConstants = 16;
 VkResult makePipeline(ModuleCore& m, VkPipelineCache cache, const uint32_t* code, size_t code_size,
                       std::span<const uint32_t> values, uint32_t required_subgroup_size, VkPipeline* out);
 // Destroys every pipeline the module made, and its layout.

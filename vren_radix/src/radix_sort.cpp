@@ -4,8 +4,9 @@
 #include <array>
 #include <cassert>
 #include <new>
-#include <tuple>
 #include <span>
+#include <string>
+#include <tuple>
 
 #include "radix_shared.h"
 #include "spirv/radix_copy.h"
@@ -167,7 +168,7 @@ std::vector<KeyPipelineRow> keyPipelineRows(KeyPipelines& p, const DeviceFacts& 
     PipelineSpec block = spec(VREN_RADIX_SPIRV(sort_block), t);
     block.value_slots = t.workgroup_size * t.keys_per_thread;
     block.key_map = true;
-    add("sort_block", block, &p.block.pipelines[i]);
+    add("sort_block_" + std::to_string(t.workgroup_size * t.keys_per_thread), block, &p.block.pipelines[i]);
     covered = t.workgroup_size * t.keys_per_thread;
   }
 
@@ -338,12 +339,16 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
                           std::max(1u, scan_size / limits.min_subgroup_size), 1, tuning.digit_bits};
   if (result == VK_SUCCESS) result = createPipeline(*s, info.binding.pipeline_cache, scan, required_subgroup_size, &s->scan);
   std::string failed = "sort pipelines";
-  for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
-    for (const detail::KeyPipelineRow& row : detail::keyPipelineRows(*p, limits, words)) {
-      if (result != VK_SUCCESS) break;
-      result = createPipeline(*s, info.binding.pipeline_cache, row.spec, required_subgroup_size, row.target);
-      if (result != VK_SUCCESS) failed = row.name + (words == 2 ? " (64-bit keys)" : "") + " pipeline";
+  try {  // the rows' names are heap strings
+    for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {
+      for (const detail::KeyPipelineRow& row : detail::keyPipelineRows(*p, limits, words)) {
+        if (result != VK_SUCCESS) break;
+        result = createPipeline(*s, info.binding.pipeline_cache, row.spec, required_subgroup_size, row.target);
+        if (result != VK_SUCCESS) failed = row.name + (words == 2 ? " (64-bit keys)" : "") + " pipeline";
+      }
     }
+  } catch (const std::bad_alloc&) {
+    result = VK_ERROR_OUT_OF_HOST_MEMORY;
   }
   // Segmented sorts' and top-k's pipelines, from their table.
   s->striding_workgroup_size = std::min(256u, detail::floorPow2(limits.max_workgroup_size));
