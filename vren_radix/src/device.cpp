@@ -38,7 +38,8 @@ bool loadDeviceFunctions(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, PF
   return ok;
 }
 
-VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& request, DeviceFacts* facts, std::string* why) {
+VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& request, DeviceFacts* facts,
+                       std::string* why) {
   const PFN_vkGetInstanceProcAddr gipa = binding.get_instance_proc_addr;
   const VkInstance instance = binding.instance;
   const VkPhysicalDevice physical_device = binding.physical_device;
@@ -124,11 +125,11 @@ VkResult bindDevice(const DeviceBinding& binding, const char* create_info, const
 }
 
 VkResult initModule(ModuleCore& m, const DeviceBinding& binding, const DeviceFunctions& fn,
-                    uint32_t push_constant_bytes) {
+                    const DeviceRequest& request) {
   m.device = binding.device;
   m.allocator = binding.allocator;
   m.fn = fn;
-  const VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+  const VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, request.push_constant_bytes};
   VkPipelineLayoutCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   info.pushConstantRangeCount = 1;
   info.pPushConstantRanges = &push_range;

@@ -92,7 +92,8 @@ struct DeviceFacts {
 // Reads the device's properties, refuses a device the module cannot run on with a sentence
 // naming what is missing, and pins the subgroup size (the device's largest unless asked
 // otherwise) when the caller enabled subgroup size control.
-VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& request, DeviceFacts* facts, std::string* why);
+VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& request, DeviceFacts* facts,
+                       std::string* why);
 
 // Every module's first step: the binding's required handles present (else a refusal naming
 // `create_info`, the caller's struct), the device inspected for the request, the entry points
@@ -113,13 +114,14 @@ struct ModuleCore {
   std::vector<VkPipeline> pipelines;  // every pipeline makePipeline made
 };
 
-// The module's device and entry points, and its layout with push_constant_bytes of push
+// The module's device and entry points (bindDevice's), and its layout with the request's push
 // constants.
 VkResult initModule(ModuleCore& m, const DeviceBinding& binding, const DeviceFunctions& fn,
-                    uint32_t push_constant_bytes);
+                    const DeviceRequest& request);
 // A compute pipeline of the module's layout from `code` (code_size bytes of SPIR-V), its
-// specialization constant i set to values[i] (at most kMaxSpecConstants), needing full subgroups of required_subgroup_size
-// unless that is 0. *out is set only on success; destroyModule destroys the pipeline.
+// specialization constant i set to values[i] (at most kMaxSpecConstants), needing full
+// subgroups of required_subgroup_size unless that is 0. *out is set only on success;
+// destroyModule destroys the pipeline.
 constexpr size_t kMaxSpecConstants = 16;
 VkResult makePipeline(ModuleCore& m, VkPipelineCache cache, const uint32_t* code, size_t code_size,
                       std::span<const uint32_t> values, uint32_t required_subgroup_size, VkPipeline* out);

@@ -144,9 +144,11 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
   DeviceFacts facts;
   DeviceFunctions fn;
   const detail::DeviceRequest request{
-      "the material sort", VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
+      "the material sort",
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT,
       "subgroup arithmetic or ballot operations (subgroupMin, subgroupBallot)", sizeof(MaterialConstants)};
-  if (VkResult r = detail::bindDevice(info.binding, "MaterialSorterCreateInfo", request, &facts, &fn, why); r != VK_SUCCESS)
+  if (VkResult r = detail::bindDevice(info.binding, "MaterialSorterCreateInfo", request, &facts, &fn, why);
+      r != VK_SUCCESS)
     return r;
 
   MaterialTuning tuning = detail::kMaterialTuning;
@@ -189,7 +191,7 @@ VkResult createMaterialSorter(const MaterialSorterCreateInfo& info, MaterialSort
     if (size <= max_materials && (s->histogram_count == 0 || size > s->histogram_sizes[s->histogram_count - 1]))
       s->histogram_sizes[s->histogram_count++] = size;
 
-  VkResult result = detail::initModule(*s, info.binding, fn, sizeof(MaterialConstants));
+  VkResult result = detail::initModule(*s, info.binding, fn, request);
 
   struct {
     PipelineSpec spec;

@@ -117,7 +117,9 @@ std::vector<KeyPipelineRow> keyPipelineRows(KeyPipelines& p, const DeviceFacts& 
     return PipelineSpec{wide ? code_u64 : code, wide ? size_u64 : size, t.workgroup_size, t.keys_per_thread,
                         maxSubgroups(t), 1, t.digit_bits};
   };
-#define VREN_RADIX_SPIRV(name) vren_radix_##name##_spv, sizeof(vren_radix_##name##_spv), vren_radix_##name##_u64_spv, sizeof(vren_radix_##name##_u64_spv)
+#define VREN_RADIX_SPIRV(name)                              \
+  vren_radix_##name##_spv, sizeof(vren_radix_##name##_spv), \
+      vren_radix_##name##_u64_spv, sizeof(vren_radix_##name##_u64_spv)
   auto setupSpec = [&](const TuningConfig& t) {
     PipelineSpec setup{vren_radix_setup_spv, sizeof(vren_radix_setup_spv), t.workgroup_size, t.keys_per_thread, 1, 1,
                        t.digit_bits};
@@ -279,8 +281,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint32_t required_subgroup_size = limits.required_subgroup_size;
 
   const TuningConfig requested = info.tuning ? *info.tuning : detail::defaultTuning(limits.vendor_id);
-  const TuningConfig tuning = detail::clampTuning(requested, limits, 1);
-  const TuningConfig tuning_u64 = detail::clampTuning(requested, limits, 2);
+  const KeyPipelines plan_u32 = detail::planKeyPipelines(requested, limits, 1);
+  const KeyPipelines plan_u64 = detail::planKeyPipelines(requested, limits, 2);
+  const TuningConfig& tuning = plan_u32.tuning;
+  const TuningConfig& tuning_u64 = plan_u64.tuning;
   // One scan pipeline and one internal layout serve both key widths: their digits must agree.
   assert(tuning.digit_bits == tuning_u64.digit_bits);
   for (const auto& [t, words] : {std::pair{tuning, 1u}, std::pair{tuning_u64, 2u}}) {
@@ -293,8 +297,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   Sorter* s = new (std::nothrow) Sorter;
   if (!s) return VK_ERROR_OUT_OF_HOST_MEMORY;
   s->max_groups_x = limits.max_groups[0];
-  s->u32 = detail::planKeyPipelines(requested, limits, 1);
-  s->u64 = detail::planKeyPipelines(requested, limits, 2);
+  s->u32 = plan_u32;
+  s->u64 = plan_u64;
   const uint32_t tile = tuning.workgroup_size * tuning.keys_per_thread;
   const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
   s->properties.tuning = tuning;
@@ -332,12 +336,13 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint64_t by_internal = tiles_by_internal * std::min(tile, tile_u64);
   s->properties.max_count = static_cast<uint32_t>(std::min({by_index, by_grid, by_memory, by_internal}));
 
-  result = detail::initModule(*s, info.binding, fn, sizeof(PassConstants));
+  result = detail::initModule(*s, info.binding, fn, request);
 
   const uint32_t scan_size = std::min(kMaxScanWorkgroupSize, detail::floorPow2(limits.max_workgroup_size));
   const PipelineSpec scan{vren_radix_scan_spv, sizeof(vren_radix_scan_spv), scan_size, 1,
                           std::max(1u, scan_size / limits.min_subgroup_size), 1, tuning.digit_bits};
-  if (result == VK_SUCCESS) result = createPipeline(*s, info.binding.pipeline_cache, scan, required_subgroup_size, &s->scan);
+  if (result == VK_SUCCESS)
+    result = createPipeline(*s, info.binding.pipeline_cache, scan, required_subgroup_size, &s->scan);
   std::string failed = "sort pipelines";
   try {  // the rows' names are heap strings
     for (auto [p, words] : {std::pair{&s->u32, 1u}, std::pair{&s->u64, 2u}}) {

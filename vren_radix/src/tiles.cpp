@@ -102,7 +102,7 @@ VkResult createTilePacker(const TilePackerCreateInfo& info, TilePacker** out, st
   p->max_groups[1] = facts.max_groups[1];
   p->properties = {info.tile_size, info.container_count, info.alignment, workgroup_size, facts.subgroup_size};
 
-  result = detail::initModule(*p, info.binding, fn, sizeof(TilePackConstants));
+  result = detail::initModule(*p, info.binding, fn, request);
   if (result == VK_SUCCESS) result = createPipeline(*p, info.binding.pipeline_cache, facts.required_subgroup_size);
   return detail::finishModule(p, result, "the tile packing pipeline", out, why);
 }
