@@ -1,7 +1,7 @@
 // Benchmarks vren_radix against CPU baselines (std::sort, std::stable_sort and an 8-bit LSD radix
 // sort) on u32 keys and on u32 key/value pairs.
 //
-// GPU times come from Vulkan timestamps around each sort (Context::timeSorts); the input is
+// GPU times come from Vulkan timestamps around each sort (timeSorts, sort_timing.h); the input is
 // restored on the device between sorts, outside the timed region. Every case is verified once
 // before any of its times is reported.
 //
@@ -42,6 +42,7 @@
 #include "bench_context.h"
 #include "cpu_radix.h"
 #include "gpu_timing.h"
+#include "sort_timing.h"
 #include "spirv/bench_copy.h"
 #include "vren_radix/context.h"
 #include "warmup.h"
@@ -146,7 +147,7 @@ void benchVren(benchmark::State& state, Context& ctx, double copy_gbps, const Ca
   // One batch per run (timeSorts warms the GPU up first); its first sort is dropped as well.
   std::vector<uint32_t> keys = in.keys, values = values_in;
   std::vector<double> ms;
-  if (!ctx.timeSorts(keys, values, options, static_cast<int>(state.max_iterations) + 1, &ms, &error))
+  if (!timeSorts(ctx, keys, values, options, static_cast<int>(state.max_iterations) + 1, &ms, &error))
     return state.SkipWithError(error.c_str());
   ms.erase(ms.begin());
   if (!cs.verified) {
@@ -211,7 +212,7 @@ void benchOption(benchmark::State& state, Context& ctx, const OptionCase& oc, ui
   std::string error;
   std::vector<uint32_t> keys = input, values = values_in;
   std::vector<double> ms;
-  if (!ctx.timeSorts(keys, values, options, static_cast<int>(state.max_iterations) + 1, &ms, &error))
+  if (!timeSorts(ctx, keys, values, options, static_cast<int>(state.max_iterations) + 1, &ms, &error))
     return state.SkipWithError(error.c_str());
   ms.erase(ms.begin());
   if (!cs.verified) {
@@ -441,13 +442,33 @@ int defaultMaxLog2(const Context& ctx, uint64_t heap_bytes) {
   return log2;
 }
 
+// Times a device-local vkCmdCopyBuffer of `bytes` bytes, one submission per copy. Not a bandwidth
+// ceiling everywhere: on an H200 it reaches about a fifth of what compute shaders move
+// (bench/RESULTS.md).
+bool timeCopy(Context& ctx, uint64_t bytes, int repetitions, std::vector<double>* gpu_ms, std::string* error) {
+  vren::radix::GpuBuffer src{}, dst{};
+  bool ok = ctx.createBuffer(bytes, 0, false, &src, error) && ctx.createBuffer(bytes, 0, false, &dst, error) &&
+            ctx.submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, src.buffer, 0, VK_WHOLE_SIZE, 0x12345678u); },
+                       error);
+  gpu_ms->clear();
+  const VkBufferCopy region{0, 0, bytes};
+  for (int r = 0; ok && r < std::max(1, repetitions); ++r) {
+    double ms = 0;
+    ok = ctx.submit([&](VkCommandBuffer cmd) { vkCmdCopyBuffer(cmd, src.buffer, dst.buffer, 1, &region); }, error, &ms);
+    gpu_ms->push_back(ms);
+  }
+  if (src.buffer) ctx.destroyBuffer(&src);
+  if (dst.buffer) ctx.destroyBuffer(&dst);
+  return ok;
+}
+
 // Read plus written bytes per second of a device-local copy, in GB/s; 0 if it cannot be timed.
 double measureCopyBandwidth(Context& ctx, uint64_t heap_bytes, uint64_t* bytes) {
   *bytes = std::min<uint64_t>(kCopyBytes, std::max<uint64_t>(heap_bytes / 16, 1 << 20));
   std::vector<double> ms;
   std::string error;
-  if (!vren::radix::bench::warmUp([&] { return ctx.timeCopy(*bytes, 8, &ms, &error); }) ||
-      !ctx.timeCopy(*bytes, 8, &ms, &error) || ms.size() < 2) {
+  if (!vren::radix::bench::warmUp([&] { return timeCopy(ctx, *bytes, 8, &ms, &error); }) ||
+      !timeCopy(ctx, *bytes, 8, &ms, &error) || ms.size() < 2) {
     std::fprintf(stderr, "vren_radix_bench: could not time a copy (%s); pct_of_ceiling is left out.\n", error.c_str());
     return 0;
   }

@@ -14,9 +14,11 @@
 
 #include "args.h"
 #include "files.h"
+#include "gpu_timing.h"
 #include "json.h"
 #include "tiles_command.h"
 #include "materials_command.h"
+#include "sort_timing.h"
 #include "vren_radix/context.h"
 
 namespace {
@@ -25,6 +27,7 @@ using vren::radix::Context;
 using vren::radix::ContextOptions;
 using vren::radix::KeyType;
 using vren::radix::SortOptions;
+using vren::radix::bench::median;
 using vren::radix::cli::jsonBool;
 using vren::radix::cli::kFailure;
 using vren::radix::cli::kOk;
@@ -411,11 +414,6 @@ bool isStablePermutation(const std::vector<uint32_t>& input, const std::vector<u
   return true;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 int runDemo(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   std::string error;
@@ -471,9 +469,10 @@ int runDemo(int argc, char** argv) {
     std::vector<std::vector<double>> steps;
     step(pairs ? "demo: sorting pairs on the GPU" : "demo: sorting keys on the GPU");
     if (profile) {
-      if (!ctx->profileSorts(keys, values, {}, kRepetitions, &steps, &error)) return failure(error);
+      if (!vren::radix::bench::profileSorts(*ctx, keys, values, {}, kRepetitions, &steps, &error))
+        return failure(error);
       for (const auto& row : steps) gpu_ms.push_back(row.front());
-    } else if (!ctx->timeSorts(keys, values, {}, kRepetitions, &gpu_ms, &error)) {
+    } else if (!vren::radix::bench::timeSorts(*ctx, keys, values, {}, kRepetitions, &gpu_ms, &error)) {
       return failure(error);
     }
 

@@ -9,6 +9,7 @@
 #include <volk.h>
 
 #include "gpu_test.h"
+#include "sort_timing.h"
 
 namespace vren::radix::test {
 namespace {
@@ -375,7 +376,7 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
     std::iota(values.begin(), values.end(), 0u);
     std::vector<double> ms;
     std::string error;
-    REQUIRE_MESSAGE(ctx.timeSorts(keys, values, {}, 3, &ms, &error), error);
+    REQUIRE_MESSAGE(bench::timeSorts(ctx, keys, values, {}, 3, &ms, &error), error);
     CHECK(ms.size() == 3);
     CHECK(std::all_of(ms.begin(), ms.end(), [](double t) { return t > 0; }));
     bool stable = true;
@@ -390,7 +391,7 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
     std::vector<std::vector<double>> steps;
     keys = input;
     std::vector<uint32_t> none;
-    REQUIRE_MESSAGE(ctx.profileSorts(keys, none, {}, 2, &steps, &error), error);
+    REQUIRE_MESSAGE(bench::profileSorts(ctx, keys, none, {}, 2, &steps, &error), error);
     REQUIRE(steps.size() == 2);
     CHECK(steps[0].size() == 1 + 3 * getPassCount(ctx.sorter(), asked));  // the whole sort, then each dispatch
     std::vector<uint32_t> expected = input;
@@ -401,7 +402,7 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
   std::vector<uint32_t> empty, none;
   std::vector<double> ms;
   std::string error;
-  REQUIRE_MESSAGE(context().timeSorts(empty, none, {}, 2, &ms, &error), error);
+  REQUIRE_MESSAGE(bench::timeSorts(context(), empty, none, {}, 2, &ms, &error), error);
   CHECK(ms.size() == 2);
 }
 

@@ -3,7 +3,6 @@
 #include <volk.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <mutex>
 
@@ -154,10 +153,10 @@ struct Context::Impl {
   DeviceInfo info;
   VkPhysicalDeviceMemoryProperties memory{};
   Sorter* sorter = nullptr;
-  // Device buffers, grown on demand: keys, keys_temp, values, values_temp, internal,
-  // pristine keys and values (timeSorts), and a host-visible staging buffer; the segment
-  // offsets and top-k's results (segmented sorts and top-k only).
-  Buffer keys, keys_temp, values, values_temp, internal, pristine_keys, pristine_values, staging, gpu_count;
+  // Device buffers, grown on demand: keys, keys_temp, values, values_temp, internal and a
+  // host-visible staging buffer; the segment offsets and top-k's results (segmented sorts and
+  // top-k only).
+  Buffer keys, keys_temp, values, values_temp, internal, staging, gpu_count;
   Buffer offsets, out_keys, out_values;
   uint32_t capacity = 0;            // elements
   uint32_t capacity_key_words = 0;  // 32-bit words of keys
@@ -185,8 +184,8 @@ struct Context::Impl {
   }
 
   void freeBuffers() {
-    for (Buffer* b : {&keys, &keys_temp, &values, &values_temp, &internal, &pristine_keys, &pristine_values, &staging,
-                      &gpu_count, &offsets, &out_keys, &out_values})
+    for (Buffer* b : {&keys, &keys_temp, &values, &values_temp, &internal, &staging, &gpu_count, &offsets, &out_keys,
+                      &out_values})
       freeBuffer(*b);
     capacity = 0;
     capacity_key_words = 0;
@@ -442,18 +441,16 @@ struct Context::Impl {
               allocate(keys_temp, key_bytes, req.usage | extra, false, error) &&
               allocate(internal, std::max(req.internal_size, want_internal), req.internal_usage | extra, false,
                        error) &&
-              allocate(pristine_keys, key_bytes, req.usage | extra, false, error) &&
               allocate(gpu_count, 16, req.usage | extra, false, error) &&
               allocate(staging, key_bytes + value_bytes + 8 * kCanaryBytes, extra, true, error);
     if (ok && want_values)
       ok = allocate(values, value_bytes, req.usage | extra, false, error) &&
-           allocate(values_temp, value_bytes, req.usage | extra, false, error) &&
-           allocate(pristine_values, value_bytes, req.usage | extra, false, error);
+           allocate(values_temp, value_bytes, req.usage | extra, false, error);
     if (!ok) {
       freeBuffers();
       if (error)
         *error += " Sorting " + std::to_string(count) + " elements needs about " +
-                  std::to_string((3 * key_bytes + (want_values ? 3 * value_bytes : 0)) >> 20) +
+                  std::to_string((2 * key_bytes + (want_values ? 2 * value_bytes : 0)) >> 20) +
                   " MiB of device memory; try fewer.";
       return false;
     }
@@ -604,33 +601,9 @@ struct Context::Impl {
                     std::span<const uint32_t> offset_span, const SortOptions& o, bool top_k, uint32_t k, bool largest,
                     SegmentedResult* result, std::string* error);
 
-  // Uploads, sorts `repetitions` times (restoring the input on the GPU before each, outside the
-  // timed region), reads back. Per repetition, times[r] holds the whole sort's time and, with
-  // every_dispatch, then each dispatch's.
-  bool run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o, int repetitions,
-           bool every_dispatch, bool poison, SortStats* stats, std::vector<std::vector<double>>* times,
-           std::string* error, uint32_t warmup = 0);
-
-  // Untimed sorts to record before the timed ones, in the same submission. A GPU that idled
-  // while the host prepared data runs at a fraction of its clock until it has been busy for a
-  // while (an H200 at 345-960 MHz instead of 1980 MHz sorted 2-5x slower; its clock came back
-  // within about 200 ms of steady work; bench/RESULTS.md, "The slow state"). Sized from one
-  // probe sort to keep the GPU busy for kWarmupMs at the probe's speed, which may itself have
-  // been slowed; at most kMaxWarmupSorts (sorts below about 2^17 keys warm up for less).
-  static constexpr double kWarmupMs = 500;
-  static constexpr double kMaxWarmupSorts = 2000;
-  bool warmupSorts(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
-                   uint32_t* warmup, std::string* error) {
-    *warmup = 0;
-    if (key_words.empty()) return true;  // nothing to sort, nothing to time
-    std::vector<uint32_t> probe_keys(key_words.begin(), key_words.end());
-    std::vector<uint32_t> probe_values(value_span.begin(), value_span.end());
-    std::vector<std::vector<double>> probe;
-    if (!run(probe_keys, probe_values, o, 1, false, false, nullptr, &probe, error)) return false;
-    const double ms = std::max(probe.front().front(), 1e-4);
-    *warmup = static_cast<uint32_t>(std::clamp(std::ceil(kWarmupMs / ms), 1.0, kMaxWarmupSorts));
-    return true;
-  }
+  // Uploads, poisons the scratch, sorts once and reads the result and the canaries back.
+  bool sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o, SortStats* stats,
+                std::string* error);
 
   double ticksToMs(uint64_t begin, uint64_t end) const {
     return static_cast<double>(end - begin) * info.timestamp_period_ns * 1e-6;
@@ -697,64 +670,43 @@ bool Context::Impl::checkInput(size_t key_words, size_t value_count, const SortO
   return true;
 }
 
-bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
-                        int repetitions, bool every_dispatch, bool poison, SortStats* stats,
-                        std::vector<std::vector<double>>* times, std::string* error, uint32_t warmup) {
+bool Context::Impl::sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o,
+                             SortStats* stats, std::string* error) {
   const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
   uint32_t n = 0;
   if (!checkInput(key_words.size(), value_span.size(), o, true, &n, error)) return false;
   const bool with_values = !value_span.empty();
-  if (times && !timestamps) {
-    if (error) *error = "Device '" + info.name + "' has no timestamp queries on its compute queue.";
-    return false;
-  }
-  const Shape shape{static_cast<uint32_t>(n), VkDeviceSize{n} * 4 * words_per_key, with_values ? VkDeviceSize{n} * 4 : 0};
-  const uint32_t reps = static_cast<uint32_t>(std::max(1, repetitions));
+  const Shape shape{n, VkDeviceSize{n} * 4 * words_per_key, with_values ? VkDeviceSize{n} * 4 : 0};
   if (!ensureCapacity(shape.count, words_per_key, with_values, o.key_type, 0, error)) return false;
   SortInfo si = sortInfo(shape, o);
   if (const char* why = validateSortInfo(sorter, si)) {
     if (error) *error = why;
     return false;
   }
-  const uint32_t per_sort = every_dispatch ? 2 + 3 * getPassCount(sorter, si) : 2;
-  if (timestamps && !ensureQueries(per_sort * reps, error)) return false;
-  if (timestamps) {
-    si.timestamp_pool = queries;
-    si.timestamp_every_dispatch = every_dispatch;
-  }
+  if (timestamps && !ensureQueries(2, error)) return false;
+  if (timestamps) si.timestamp_pool = queries;
 
   // An empty span's data() may be null: copy only what there is.
   if (shape.key_bytes) std::memcpy(staging.mapped, key_words.data(), shape.key_bytes);
   if (shape.value_bytes)
     std::memcpy(static_cast<char*>(staging.mapped) + shape.key_bytes, value_span.data(), shape.value_bytes);
   if (!begin(error)) return false;
-  if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, per_sort * reps);
-  if (poison) recordPoison(shape);
-  copy(staging.buffer, 0, pristine_keys.buffer, 0, shape.key_bytes);
-  if (with_values) copy(staging.buffer, shape.key_bytes, pristine_values.buffer, 0, shape.value_bytes);
+  if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, 2);
+  recordPoison(shape);
+  copy(staging.buffer, 0, keys.buffer, 0, shape.key_bytes);
+  if (with_values) copy(staging.buffer, shape.key_bytes, values.buffer, 0, shape.value_bytes);
   if (o.gpu_count) vk.vkCmdUpdateBuffer(cmd, gpu_count.buffer, 0, 4, &o.gpu_count_value);
-  SortResult result{};
-  const SortInfo timed = si;
-  for (uint32_t r = 0; r < warmup + reps; ++r) {
-    // Restore the input; the previous sort (or upload) must be done with the buffers first.
-    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    copy(pristine_keys.buffer, 0, keys.buffer, 0, shape.key_bytes);
-    if (with_values) copy(pristine_values.buffer, 0, values.buffer, 0, shape.value_bytes);
-    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    si = timed;
-    if (r < warmup) si.timestamp_pool = VK_NULL_HANDLE;
-    si.first_query = r < warmup ? 0 : per_sort * (r - warmup);
-    result = o.gpu_count ? cmdSortIndirect(sorter, cmd, si, {gpu_count.buffer, 0, 4}) : cmdSort(sorter, cmd, si);
-  }
+  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  const SortResult result =
+      o.gpu_count ? cmdSortIndirect(sorter, cmd, si, {gpu_count.buffer, 0, 4}) : cmdSort(sorter, cmd, si);
   barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
           VK_ACCESS_TRANSFER_READ_BIT);
   copy(result.keys.buffer, 0, staging.buffer, 0, shape.key_bytes);
   if (with_values) copy(result.values.buffer, 0, staging.buffer, shape.key_bytes, shape.value_bytes);
   const VkDeviceSize canary_offset = shape.key_bytes + shape.value_bytes;
-  if (poison) recordCanaryReadback(shape, canary_offset);
+  recordCanaryReadback(shape, canary_offset);
   barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_HOST_READ_BIT);
   if (!submitAndWait(error)) return false;
@@ -762,32 +714,23 @@ bool Context::Impl::run(std::span<uint32_t> key_words, std::span<uint32_t> value
   if (shape.key_bytes) std::memcpy(key_words.data(), staging.mapped, shape.key_bytes);
   if (shape.value_bytes)
     std::memcpy(value_span.data(), static_cast<char*>(staging.mapped) + shape.key_bytes, shape.value_bytes);
-  std::vector<uint64_t> ticks(per_sort * reps);
-  if (timestamps && !check(vk.vkGetQueryPoolResults(device, queries, 0, per_sort * reps, ticks.size() * 8, ticks.data(),
-                                                    8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+  uint64_t ticks[2] = {};
+  if (timestamps && !check(vk.vkGetQueryPoolResults(device, queries, 0, 2, sizeof(ticks), ticks, 8,
+                                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                            "Reading timestamps", error))
     return false;
-  if (times) {
-    times->clear();
-    for (uint32_t r = 0; r < reps; ++r) {
-      const uint64_t* t = &ticks[per_sort * r];
-      std::vector<double> row = {ticksToMs(t[0], t[per_sort - 1])};
-      for (uint32_t i = 1; every_dispatch && i + 1 < per_sort; ++i) row.push_back(ticksToMs(t[i - 1], t[i]));
-      times->push_back(row);
-    }
-  }
   if (stats) {
     stats->passes = result.passes;
     stats->result_in_temp = result.in_temp;
-    stats->canaries_intact = !poison || canariesIntact(shape, canary_offset);
-    stats->gpu_ms = timestamps ? ticksToMs(ticks[per_sort * (reps - 1)], ticks[per_sort * reps - 1]) : -1;
+    stats->canaries_intact = canariesIntact(shape, canary_offset);
+    stats->gpu_ms = timestamps ? ticksToMs(ticks[0], ticks[1]) : -1;
   }
   return true;
 }
 
 bool Context::sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
                    std::string* error) {
-  return impl_->run(keys, values, options, 1, false, true, stats, nullptr, error);
+  return impl_->sortOnce(keys, values, options, stats, error);
 }
 
 bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<const uint32_t> value_span,
@@ -984,25 +927,6 @@ bool Context::topK(std::span<const uint32_t> keys, std::span<const uint32_t> val
   return true;
 }
 
-bool Context::timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
-                        int repetitions, std::vector<double>* gpu_ms, std::string* error) {
-  std::vector<std::vector<double>> times;
-  uint32_t warmup = 0;
-  if (!impl_->warmupSorts(keys, values, options, &warmup, error) ||
-      !impl_->run(keys, values, options, repetitions, false, false, nullptr, &times, error, warmup))
-    return false;
-  gpu_ms->clear();
-  for (const auto& row : times) gpu_ms->push_back(row.front());
-  return true;
-}
-
-bool Context::profileSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
-                           int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error) {
-  uint32_t warmup = 0;
-  return impl_->warmupSorts(keys, values, options, &warmup, error) &&
-         impl_->run(keys, values, options, repetitions, true, false, nullptr, step_ms, error, warmup);
-}
-
 }  // namespace vren::radix
 
 namespace vren::radix {
@@ -1059,27 +983,6 @@ bool Context::submit(const std::function<void(VkCommandBuffer)>& record, std::st
     *gpu_ms = m.ticksToMs(ticks[0], ticks[1]);
   }
   return true;
-}
-
-bool Context::timeCopy(uint64_t bytes, int repetitions, std::vector<double>* gpu_ms, std::string* error) {
-  GpuBuffer src, dst;
-  if (!createBuffer(bytes, 0, false, &src, error)) return false;
-  if (!createBuffer(bytes, 0, false, &dst, error)) {
-    destroyBuffer(&src);
-    return false;
-  }
-  Impl& m = *impl_;
-  bool ok = submit([&](VkCommandBuffer cmd) { m.vk.vkCmdFillBuffer(cmd, src.buffer, 0, VK_WHOLE_SIZE, 0x12345678u); },
-                   error);
-  gpu_ms->clear();
-  for (int r = 0; ok && r < std::max(1, repetitions); ++r) {
-    double ms = 0;
-    ok = submit([&](VkCommandBuffer) { m.copy(src.buffer, 0, dst.buffer, 0, bytes); }, error, &ms);
-    gpu_ms->push_back(ms);
-  }
-  destroyBuffer(&src);
-  destroyBuffer(&dst);
-  return ok;
 }
 
 }  // namespace vren::radix

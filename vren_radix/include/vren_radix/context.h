@@ -111,23 +111,6 @@ class Context {
             uint32_t k, bool largest, const SortOptions& options, std::vector<uint32_t>* out_keys,
             std::vector<uint32_t>* out_values, std::string* error);
 
-  // Uploads once, then sorts the same input `repetitions` times, restoring it on the GPU before
-  // each sort outside the timed region. gpu_ms receives one time per sort; the input spans
-  // receive the last sort's output. Untimed sorts first keep the GPU busy for about half a
-  // second (at most 2000 sorts), so that the timed ones run at the clock a busy GPU runs at.
-  bool timeSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, int repetitions,
-                 std::vector<double>* gpu_ms, std::string* error);
-
-  // Like timeSorts, with a timestamp after every dispatch: step_ms receives, per repetition, the
-  // whole sort's time, then 3 * passes durations (count, scan, scatter of pass 0, then pass 1,
-  // ...).
-  bool profileSorts(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
-                    int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error);
-
-  // Times a device-local vkCmdCopyBuffer of `bytes` bytes. Not a bandwidth ceiling everywhere:
-  // on an H200 it reaches about a fifth of what compute shaders move (bench/RESULTS.md).
-  bool timeCopy(uint64_t bytes, int repetitions, std::vector<double>* gpu_ms, std::string* error);
-
   // Low-level access for code that records its own work next to the sorter's (renderer
   // clients, tests, examples). Global vk* functions from <volk.h> are loaded for this device.
   VkInstance instance() const;
@@ -165,7 +148,7 @@ class Context {
   void cmdBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
                   VkPipelineStageFlags dst_stage, VkAccessFlags dst) const;
   // Records `record` into a fresh command buffer, submits it and waits. If gpu_ms is given,
-  // timestamps around the recorded work measure it.
+  // timestamps around the recorded work measure it; it is negative if the queue has none.
   bool submit(const std::function<void(VkCommandBuffer)>& record, std::string* error, double* gpu_ms = nullptr);
 
  private:
