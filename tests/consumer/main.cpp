@@ -24,7 +24,7 @@ int main() {
     std::fprintf(stderr, "consumer: %s\n", error.c_str());
     return 1;
   }
-  // Global vk* entry points come from the volk.h shipped with the library.
+  // Global vk* entry points come from the system's volk.h, loaded by the library's volk.c.
   VkPhysicalDeviceProperties properties;
   vkGetPhysicalDeviceProperties(ctx->physicalDevice(), &properties);
 
