@@ -57,13 +57,15 @@ constexpr uint32_t kFastScanWorkgroupSizes[] = {256, 512, 1024};
 constexpr uint32_t kFastScanSizes = std::size(kFastScanWorkgroupSizes);
 constexpr uint32_t kFastScanChunksPerThread = 4;
 // The scatter's rounds of polls for what the scan beside it publishes, at most: lavapipe counts a
-// SIMD vector's polls against its 65,535-iteration loop cap together (see radix_sort.cpp).
+// SIMD vector's polls against its 65,535-iteration loop cap together (see lookbackTuning in
+// tuning.cpp).
 constexpr uint32_t kMaxPollBudget = 1u << 16;
 constexpr uint32_t kMaxPollBudgetLavapipe = 1024;
 // lavapipe stops an invocation's loops after 65,535 iterations in all. It runs dispatches one
 // after the other, so its scatter finds every word published, unless the budget is 0: then its
 // fallback loops, ceil(materials / subgroup size) * ceil(chunks / 4) iterations, must stay below
-// this, which leaves room for the shader's other loops.
+// this, which leaves room for the shader's other loops: at 8 lanes validateMaterialSortInfo refuses
+// over about 15 million pixels of 64 materials, or 120 million of 8.
 constexpr uint64_t kMaxFallbackIterationsLavapipe = 60000;
 
 using detail::DeviceFunctions;

@@ -125,8 +125,9 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
     --keys;
   wide.workgroup_size = threads;
   wide.keys_per_thread = keys;
-  // The polls of a SIMD vector's lanes, the rounds of counting missing tiles (at most
-  // lookbackMaxTiles()) and the other loops stay below llvmpipe's 65535 iterations in all.
+  // llvmpipe ends a shader invocation's loops after 65535 iterations in all, and counts the
+  // polls of a SIMD vector's lanes together: at 1024 polls, the rounds of counting missing tiles
+  // (at most lookbackMaxTiles()) and the other loops stay below that.
   if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
   if (onesweepSharedBytes(threads, keys, subgroups(threads), key_words, true) > limits.max_shared_memory ||
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)

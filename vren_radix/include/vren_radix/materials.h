@@ -62,10 +62,11 @@ inline constexpr uint32_t kMaterialSortTimestampCount = 5;
 // and totals the scan publishes in at most this many rounds of polls each, and past that add
 // them up from the chunks' counts themselves (slow, but no workgroup waits on another: Vulkan
 // does not promise that they run meanwhile). It bounds how long a scatter workgroup can wait.
-// 0 reads nothing published: every scatter workgroup adds up its own (a test setting; on
-// lavapipe, whose loops stop after 65,535 iterations, validateMaterialSortInfo then refuses the
-// largest sorts: at 8 lanes, over about 15 million pixels of 64 materials, or 120 million of 8).
-// At most 65,536, and 1024 on lavapipe.
+// 0 reads nothing published: every scatter workgroup adds up its own, which is slow. Values
+// above 65,536 are taken as 65,536. A driver that ends a shader's loops after a fixed number of
+// iterations gets a smaller cap, chosen by the library; with 0 there, validateMaterialSortInfo
+// refuses the sorts whose sums would need more iterations (many pixels of many materials).
+// MaterialSorterProperties::tuning tells the value in use.
 struct MaterialTuning {
   uint32_t workgroup_size = 256;
   uint32_t min_rounds = 8;

@@ -64,9 +64,12 @@ struct TuningConfig {
   uint32_t large_tile_workgroup_size = 384;
   // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
-  // that an earlier workgroup is running. 0 reads no published count at all (each tile counts
-  // every earlier tile: slow, the same result; such look-back sorts stop at 1024 tiles). At most
-  // 1024 on lavapipe, which leaves a shader's loops after 65535 iterations in all.
+  // that an earlier workgroup is running. A larger budget waits longer for a slow tile, a
+  // smaller one counts its keys again sooner. 0 reads no published count at all (each tile
+  // counts every earlier tile: slow, the same result; such look-back sorts stop at 1024 tiles).
+  // Any value is taken, except on a driver that ends a shader's loops after a fixed number of
+  // iterations: the library then chooses a smaller cap that fits. SorterProperties::tuning
+  // tells the value in use.
   uint32_t lookback_poll_budget = 4096;
   // Sorts of at most block_max_count keys that fit one workgroup (SorterProperties::block_size)
   // run in a single dispatch: one workgroup holds them in shared memory and runs every pass on
