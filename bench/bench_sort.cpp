@@ -40,6 +40,7 @@
 #include "args.h"
 #include "bench_common.h"
 #include "bench_context.h"
+#include "checked_sorts.h"
 #include "cpu_radix.h"
 #include "gpu_timing.h"
 #include "sort_timing.h"
@@ -137,8 +138,9 @@ void benchVren(benchmark::State& state, Context& ctx, double copy_gbps, const Ca
   std::string error;
   if (!cs.verified) {
     std::vector<uint32_t> keys = in.keys, values = values_in;
-    vren::radix::SortStats stats;
-    if (!ctx.sort(keys, values, options, &stats, &error)) return state.SkipWithError(error.c_str());
+    vren::radix::test::CheckedStats stats;
+    if (!vren::radix::test::checkedSort(ctx, keys, values, options, &stats, &error))
+      return state.SkipWithError(error.c_str());
     if (!stats.canaries_intact) return state.SkipWithError("A word past the end of a device buffer was overwritten.");
     if (const std::string why = verify(in, c.pairs, keys, values); !why.empty()) return state.SkipWithError(why.c_str());
     cs.passes = stats.passes;

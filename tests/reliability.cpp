@@ -178,11 +178,6 @@ void toHost(VkCommandBuffer cmd) {
                        nullptr, 0, nullptr);
 }
 
-bool canariesIntact(const GpuBuffer& b, VkDeviceSize used) {
-  const auto* words = static_cast<const uint32_t*>(b.mapped) + used / 4;
-  return std::all_of(words, words + kCanaryWords, [](uint32_t w) { return w == kCanary; });
-}
-
 void runJob(Context& ctx, const Sorter* sorter, Job& job) {
   prepare(ctx, sorter, job);
   std::string error;

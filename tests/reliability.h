@@ -1,7 +1,7 @@
 // Helpers shared by the reliability tests (test_failures.cpp, test_validation.cpp,
 // test_limits.cpp, test_batch.cpp, test_reliability.cpp): never-compiled pipelines, device
 // limits faked through the entry points the library is given, and sort jobs in host-visible
-// buffers with poisoned scratch and canaries.
+// buffers with poisoned scratch and canaries (the patterns of checked_sorts.h).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -13,13 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "checked_sorts.h"
 #include "gpu_test.h"
 
 namespace vren::radix::test {
-
-inline constexpr uint32_t kPoison = 0xDCDCDCDCu;
-inline constexpr uint32_t kCanary = 0xC0FFEE11u;
-inline constexpr uint32_t kCanaryWords = 16;
 
 // Pipelines that are never compiled, for sorters that only answer queries or are only created
 // and destroyed: lavapipe compiles each pipeline at creation, which would make these checks take
@@ -103,8 +100,6 @@ void prepare(Context& ctx, const Sorter* sorter, Job& job);
 // First mismatch against the stable CPU order, or an empty string.
 std::string compare(const std::vector<uint32_t>& input, const uint32_t* keys, const uint32_t* values,
                     const SortOptions& o);
-
-bool canariesIntact(const GpuBuffer& b, VkDeviceSize used);
 
 // Records a barrier from compute-shader writes to host reads.
 void toHost(VkCommandBuffer cmd);

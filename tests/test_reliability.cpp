@@ -235,9 +235,9 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: several contexts sort on several thread
           values.resize(input.size());
           std::iota(values.begin(), values.end(), 0u);
         }
-        SortStats stats;
+        CheckedStats stats;
         std::string error;
-        if (!contexts[t]->sort(keys, values, o, &stats, &error)) {
+        if (!checkedSort(*contexts[t], keys, values, o, &stats, &error)) {
           failures[t] = "sort failed: " + error;
         } else if (!stats.canaries_intact) {
           failures[t] = "canaries overwritten";

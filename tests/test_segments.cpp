@@ -1,8 +1,8 @@
 // Segmented sorts and top-k against std::stable_sort per segment: every key type and option,
 // both ways (one workgroup per segment, and the two sorts), on every sort path; shapes from empty
 // segments to segments past 2^20 elements; a GPU-side segment count; offsets that lie. Outputs
-// are poisoned, every buffer is guarded by canaries, inputs must come back untouched. Runs under
-// the validation layer.
+// are poisoned, every buffer is guarded by canaries, inputs must come back untouched. Then
+// Context's segmented sorts and top-k, checked (checked_sorts.h). Runs under the validation layer.
 #include <doctest/doctest.h>
 #include <volk.h>
 
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "checked_sorts.h"
 #include "gpu_test.h"
 #include "radix_shared.h"
 #include "reliability.h"
@@ -237,6 +238,25 @@ void runEveryOption(Context& ctx, SegmentCase& c) {
   c.options.argsort = false;
   run(ctx, c);
   c.options = optionsFor(type);
+}
+
+// Each segment's elements in stable order (largest first if `largest`), at most k of each (0:
+// all): their key words to *keys, their input indices to *indices. Offsets empty: one segment.
+void expectSegments(const std::vector<uint32_t>& words, const std::vector<uint32_t>& offsets, const SortOptions& o,
+                    bool largest, uint32_t k, std::vector<uint32_t>* keys, std::vector<uint32_t>* indices) {
+  const uint32_t w = wordsPerKey(o);
+  const uint32_t n = static_cast<uint32_t>(words.size() / w);
+  const std::vector<uint32_t> bounds = offsets.empty() ? std::vector<uint32_t>{0, n} : offsets;
+  for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+    std::vector<uint32_t> order(bounds[s + 1] - bounds[s]);
+    std::iota(order.begin(), order.end(), bounds[s]);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return largest ? field(words, b, o) < field(words, a, o) : field(words, a, o) < field(words, b, o);
+    });
+    if (k) order.resize(std::min<size_t>(k, order.size()));
+    for (uint32_t i : order) keys->insert(keys->end(), words.begin() + size_t{i} * w, words.begin() + size_t{i + 1} * w);
+    indices->insert(indices->end(), order.begin(), order.end());
+  }
 }
 
 }  // namespace
@@ -596,6 +616,67 @@ TEST_CASE("segmented sorts and top-k refuse what they cannot run, with a sentenc
   CHECK(validateTopKInfo(sorter, select) == nullptr);
   select.out_keys = {shared, 4 * VREN_RADIX_TOPK_WORDS - 64, 40};  // past the multi-pass layout
   checkRefused(validateTopKInfo(sorter, select), "overlap", "an output inside the select's words");
+}
+
+// What the CLI's `sort --segments` and `topk` run: Context::sortSegmented and Context::topK agree
+// with their checked versions, which see every write outside the buffers and into a short
+// segment's unused result slots, and with the stable order per segment.
+TEST_CASE_FIXTURE(GpuTest, "Context's segmented sorts and top-k agree with their checked versions") {
+  Context& ctx = context();
+  const uint32_t n = 3000;
+  // A segment longer than a one-workgroup sort holds, and empty ones; then many short ones.
+  const std::vector<uint32_t> long_segments = {0, 0, 10, 2500, 2500, 2990, n};
+  const std::vector<uint32_t> short_segments = randomOffsets(n, 1, 12, 0.2);
+  std::vector<uint32_t> indices(n);
+  std::iota(indices.begin(), indices.end(), 0u);
+  for (KeyType type : {KeyType::kU32, KeyType::kU64}) {
+    SortOptions o = optionsFor(type);
+    const std::vector<uint32_t> words = keysFor(n, o, Distribution::kLowBits);
+    for (const std::vector<uint32_t>* offsets : {&long_segments, &short_segments}) {
+      for (bool argsort : {false, true}) {
+        INFO("key type " << static_cast<int>(type) << ", " << offsets->size() - 1 << " segments"
+                         << (argsort ? ", argsort" : ", values"));
+        o.argsort = argsort;
+        std::vector<uint32_t> keys = words, values = argsort ? std::vector<uint32_t>(n, kPoison) : indices;
+        std::vector<uint32_t> plain_keys = keys, plain_values = values;
+        CheckedStats checked;
+        SortStats plain;
+        std::string error;
+        REQUIRE_MESSAGE(checkedSortSegmented(ctx, keys, values, *offsets, o, &checked, &error), error);
+        CHECK(checked.canaries_intact);
+        REQUIRE_MESSAGE(ctx.sortSegmented(plain_keys, plain_values, *offsets, o, &plain, &error), error);
+        CHECK(plain_keys == keys);
+        CHECK(plain_values == values);
+        CHECK(plain.passes == checked.passes);
+        CHECK(plain.result_in_temp == checked.result_in_temp);
+        std::vector<uint32_t> expected_keys, expected_indices;
+        expectSegments(words, *offsets, o, false, 0, &expected_keys, &expected_indices);
+        CHECK(keys == expected_keys);
+        CHECK(values == expected_indices);
+
+        // k below, around and past the segments' lengths; the whole input as one segment.
+        for (uint32_t k : {1u, 5u, 3000u}) {
+          for (bool whole : {false, true}) {
+            const bool largest = k != 5;
+            INFO("top-" << k << (largest ? " largest" : "") << (whole ? " of the whole input" : ""));
+            const std::vector<uint32_t> segments = whole ? std::vector<uint32_t>{} : *offsets;
+            std::vector<uint32_t> top_keys, top_values, plain_top_keys, plain_top_values;
+            REQUIRE_MESSAGE(checkedTopK(ctx, words, indices, segments, k, largest, o, &top_keys, &top_values, &error),
+                            error);
+            REQUIRE_MESSAGE(
+                ctx.topK(words, indices, segments, k, largest, o, &plain_top_keys, &plain_top_values, &error), error);
+            CHECK(plain_top_keys == top_keys);
+            CHECK(plain_top_values == top_values);
+            expected_keys.clear();
+            expected_indices.clear();
+            expectSegments(words, segments, o, largest, k, &expected_keys, &expected_indices);
+            CHECK(top_keys == expected_keys);
+            CHECK(top_values == expected_indices);
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace vren::radix::test

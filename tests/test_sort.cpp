@@ -1,5 +1,6 @@
 // The engine against std::stable_sort: sizes, distributions, pairs (stability), bit ranges,
-// descending order, scratch poisoning and canaries. Runs under the validation layer.
+// descending order, with poisoned scratch and canaries (checked_sorts.h). Runs under the validation
+// layer.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <doctest/doctest.h>
 #include <volk.h>
 
+#include "checked_sorts.h"
 #include "gpu_test.h"
 #include "sort_timing.h"
 
@@ -57,9 +59,9 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
     // Argsort must not read its values: give it poison.
     for (size_t i = 0; i < n; ++i) values[i] = o.argsort ? 0xDCDCDCDCu : static_cast<uint32_t>(i);
   }
-  SortStats stats;
+  CheckedStats stats;
   std::string error;
-  REQUIRE_MESSAGE(ctx.sort(keys, values, o, &stats, &error), error);
+  REQUIRE_MESSAGE(checkedSort(ctx, keys, values, o, &stats, &error), error);
 
   // With a GPU-side count only the first `sorted` elements are defined.
   size_t bad = n;
@@ -310,7 +312,9 @@ TEST_CASE_FIXTURE(GpuTest, "float keys in IEEE total order") {
                                    0x7F800000u, 0xBF800000u};
     std::vector<uint32_t> none;
     std::string error;
-    REQUIRE_MESSAGE(ctx.sort(small, none, o, nullptr, &error), error);
+    CheckedStats stats;
+    REQUIRE_MESSAGE(checkedSort(ctx, small, none, o, &stats, &error), error);
+    CHECK(stats.canaries_intact);
     const std::vector<uint32_t> expected = {0xFFC00000u, 0xFF800000u, 0xBF800000u, 0x80000000u,
                                             0x00000000u, 0x3F800000u, 0x7F800000u, 0x7FC00000u};
     CHECK(small == expected);
