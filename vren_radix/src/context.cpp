@@ -9,10 +9,6 @@
 namespace vren::radix {
 namespace {
 
-constexpr uint32_t kPoison = 0xDCDCDCDCu;
-constexpr uint32_t kCanary = 0xC0FFEE11u;
-constexpr VkDeviceSize kCanaryBytes = 256;
-
 std::string resultText(VkResult r) {
   switch (r) {
     case VK_ERROR_OUT_OF_HOST_MEMORY: return "out of host memory";
@@ -127,7 +123,7 @@ VKAPI_ATTR VkBool32 VKAPI_CALL onDebugMessage(VkDebugUtilsMessageSeverityFlagBit
 struct Buffer {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkDeviceSize size = 0;  // usable bytes, the canary region after them excluded
+  VkDeviceSize size = 0;
   void* mapped = nullptr;
 };
 
@@ -389,7 +385,7 @@ struct Context::Impl {
   bool allocate(Buffer& b, VkDeviceSize size, VkBufferUsageFlags usage, bool host, std::string* error) {
     b.size = size;
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.size = size + kCanaryBytes;
+    bi.size = size;
     bi.usage = usage;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     if (!check(vk.vkCreateBuffer(device, &bi, nullptr, &b.buffer), "Creating a buffer", error)) return false;
@@ -442,7 +438,7 @@ struct Context::Impl {
               allocate(internal, std::max(req.internal_size, want_internal), req.internal_usage | extra, false,
                        error) &&
               allocate(gpu_count, 16, req.usage | extra, false, error) &&
-              allocate(staging, key_bytes + value_bytes + 8 * kCanaryBytes, extra, true, error);
+              allocate(staging, key_bytes + value_bytes, extra, true, error);
     if (ok && want_values)
       ok = allocate(values, value_bytes, req.usage | extra, false, error) &&
            allocate(values_temp, value_bytes, req.usage | extra, false, error);
@@ -533,55 +529,13 @@ struct Context::Impl {
     return si;
   }
 
-  // The scratch buffers with the bytes a sort uses of each; canaries sit right after those.
-  std::vector<std::pair<Buffer*, VkDeviceSize>> scratch(const Shape& shape) {
-    std::vector<std::pair<Buffer*, VkDeviceSize>> out = {
-        {&keys, shape.key_bytes}, {&keys_temp, shape.key_bytes}, {&internal, internal.size}};
-    if (shape.value_bytes) {
-      out.push_back({&values, shape.value_bytes});
-      out.push_back({&values_temp, shape.value_bytes});
-    }
-    if (shape.offset_bytes) out.push_back({&offsets, shape.offset_bytes});
-    if (shape.out_key_bytes) out.push_back({&out_keys, shape.out_key_bytes});
-    if (shape.out_value_bytes) out.push_back({&out_values, shape.out_value_bytes});
-    return out;
-  }
-
-  // Fills temps, internal and top-k's results with poison and every canary region with the
-  // canary pattern.
-  void recordPoison(const Shape& shape) {
-    vk.vkCmdFillBuffer(cmd, keys_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
-    vk.vkCmdFillBuffer(cmd, internal.buffer, 0, VK_WHOLE_SIZE, kPoison);
-    if (shape.value_bytes) vk.vkCmdFillBuffer(cmd, values_temp.buffer, 0, VK_WHOLE_SIZE, kPoison);
-    if (shape.out_key_bytes) vk.vkCmdFillBuffer(cmd, out_keys.buffer, 0, VK_WHOLE_SIZE, kPoison);
-    if (shape.out_value_bytes) vk.vkCmdFillBuffer(cmd, out_values.buffer, 0, VK_WHOLE_SIZE, kPoison);
-    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_TRANSFER_WRITE_BIT);  // the canaries overwrite the poison's tail
-    for (auto [b, used] : scratch(shape)) vk.vkCmdFillBuffer(cmd, b->buffer, used, kCanaryBytes, kCanary);
-  }
-
-  // Copies every canary region into staging at staging_offset.
-  void recordCanaryReadback(const Shape& shape, VkDeviceSize staging_offset) {
-    VkDeviceSize at = staging_offset;
-    for (auto [b, used] : scratch(shape)) {
-      copy(b->buffer, used, staging.buffer, at, kCanaryBytes);
-      at += kCanaryBytes;
-    }
-  }
-
-  bool canariesIntact(const Shape& shape, VkDeviceSize staging_offset) {
-    const auto* words = reinterpret_cast<const uint32_t*>(static_cast<const char*>(staging.mapped) + staging_offset);
-    const size_t n = scratch(shape).size() * kCanaryBytes / 4;
-    return std::all_of(words, words + n, [](uint32_t w) { return w == kCanary; });
-  }
-
   // The checks every sort makes of its input before touching the GPU: whole keys, one value per
   // key if any, a span for argsort's permutation (argsort_span), the device's limit. *count
   // receives the number of keys.
   bool checkInput(size_t key_words, size_t value_count, const SortOptions& o, bool argsort_span, uint32_t* count,
                   std::string* error) const;
 
-  // What a segmented sort or top-k leaves in staging: the results, then the canaries.
+  // What a segmented sort or top-k leaves in staging: the results.
   struct SegmentedResult {
     const uint32_t* keys = nullptr;    // the sorted keys, or top-k's segments * k slots
     const uint32_t* values = nullptr;  // the same for values, with values or argsort
@@ -590,18 +544,17 @@ struct Context::Impl {
     uint32_t k = 0;                    // top-k: the slots per segment the GPU was given
     SortResult sort{};                 // segmented sorts: where the result was on the GPU
     double gpu_ms = -1;
-    bool canaries_intact = true;
   };
 
   // A segmented sort, or with top_k top-k (offsets empty: of the whole input), in one
-  // submission: uploads keys, values (unless argsort) and offsets, poisons the scratch, records,
-  // and reads the results and canaries back into staging. with_values: a values buffer is used
-  // (value_span may then be empty, for argsort).
+  // submission: uploads keys, values (unless argsort) and offsets, records, and reads the results
+  // back into staging. with_values: a values buffer is used (value_span may then be empty, for
+  // argsort).
   bool runSegmented(std::span<const uint32_t> key_words, std::span<const uint32_t> value_span, bool with_values,
                     std::span<const uint32_t> offset_span, const SortOptions& o, bool top_k, uint32_t k, bool largest,
                     SegmentedResult* result, std::string* error);
 
-  // Uploads, poisons the scratch, sorts once and reads the result and the canaries back.
+  // Uploads, sorts once and reads the result back.
   bool sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> value_span, const SortOptions& o, SortStats* stats,
                 std::string* error);
 
@@ -692,7 +645,6 @@ bool Context::Impl::sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> 
     std::memcpy(static_cast<char*>(staging.mapped) + shape.key_bytes, value_span.data(), shape.value_bytes);
   if (!begin(error)) return false;
   if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, 2);
-  recordPoison(shape);
   copy(staging.buffer, 0, keys.buffer, 0, shape.key_bytes);
   if (with_values) copy(staging.buffer, shape.key_bytes, values.buffer, 0, shape.value_bytes);
   if (o.gpu_count) vk.vkCmdUpdateBuffer(cmd, gpu_count.buffer, 0, 4, &o.gpu_count_value);
@@ -705,8 +657,6 @@ bool Context::Impl::sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> 
           VK_ACCESS_TRANSFER_READ_BIT);
   copy(result.keys.buffer, 0, staging.buffer, 0, shape.key_bytes);
   if (with_values) copy(result.values.buffer, 0, staging.buffer, shape.key_bytes, shape.value_bytes);
-  const VkDeviceSize canary_offset = shape.key_bytes + shape.value_bytes;
-  recordCanaryReadback(shape, canary_offset);
   barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_HOST_READ_BIT);
   if (!submitAndWait(error)) return false;
@@ -722,7 +672,6 @@ bool Context::Impl::sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> 
   if (stats) {
     stats->passes = result.passes;
     stats->result_in_temp = result.in_temp;
-    stats->canaries_intact = canariesIntact(shape, canary_offset);
     stats->gpu_ms = timestamps ? ticksToMs(ticks[0], ticks[1]) : -1;
   }
   return true;
@@ -781,8 +730,7 @@ bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<
   const VkDeviceSize upload_bytes = shape.key_bytes + (o.argsort ? 0 : shape.value_bytes) + shape.offset_bytes;
   const VkDeviceSize result_bytes = top_k ? shape.out_key_bytes + shape.out_value_bytes : shape.key_bytes + shape.value_bytes;
   if (!ensureCapacity(n, words_per_key, with_values, o.key_type, internal_bytes, error) ||
-      !ensureBuffer(staging, std::max(upload_bytes, result_bytes + scratch(shape).size() * kCanaryBytes), true,
-                    error) ||
+      !ensureBuffer(staging, std::max(upload_bytes, result_bytes), true, error) ||
       (shape.offset_bytes && !ensureBuffer(offsets, shape.offset_bytes, false, error)) ||
       (shape.out_key_bytes && !ensureBuffer(out_keys, shape.out_key_bytes, false, error)) ||
       (shape.out_value_bytes && !ensureBuffer(out_values, shape.out_value_bytes, false, error)))
@@ -824,7 +772,6 @@ bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<
   const VkDeviceSize offsets_at = stage(offset_span.data(), shape.offset_bytes);
   if (!begin(error)) return false;
   if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, 2);
-  recordPoison(shape);
   copy(staging.buffer, keys_at, keys.buffer, 0, shape.key_bytes);
   if (!o.argsort) copy(staging.buffer, values_at, values.buffer, 0, shape.value_bytes);
   copy(staging.buffer, offsets_at, offsets.buffer, 0, shape.offset_bytes);
@@ -846,7 +793,6 @@ bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<
   const VkDeviceSize result_value_bytes = top_k ? shape.out_value_bytes : shape.value_bytes;
   copy(result_keys, 0, staging.buffer, 0, result_key_bytes);
   copy(result_values, 0, staging.buffer, result_key_bytes, result_value_bytes);
-  recordCanaryReadback(shape, result_bytes);
   barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_HOST_READ_BIT);
   if (!submitAndWait(error)) return false;
@@ -863,7 +809,6 @@ bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<
   result->k = slots_per_segment;
   result->sort = sorted;
   result->gpu_ms = timestamps ? ticksToMs(ticks[0], ticks[1]) : -1;
-  result->canaries_intact = canariesIntact(shape, result_bytes);
   return true;
 }
 
@@ -876,7 +821,6 @@ bool Context::sortSegmented(std::span<uint32_t> keys, std::span<uint32_t> values
   if (stats) {
     stats->passes = r.sort.passes;
     stats->result_in_temp = r.sort.in_temp;
-    stats->canaries_intact = r.canaries_intact;
     stats->gpu_ms = r.gpu_ms;
   }
   return true;
@@ -899,30 +843,16 @@ bool Context::topK(std::span<const uint32_t> keys, std::span<const uint32_t> val
   if (out_values) out_values->clear();
   if (!impl_->runSegmented(keys, value_span, with_values, offsets, o, true, k, largest, &r, error)) return false;
 
-  // Segment s's results are at s * r.k; the slots past a short segment's must still be poison.
+  // Segment s's results are at s * r.k.
   const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
-  bool untouched = true;
-  auto isPoison = [](const uint32_t* begin, const uint32_t* end) {
-    return std::all_of(begin, end, [](uint32_t w) { return w == kPoison; });
-  };
   for (uint32_t s = 0; s < r.segments; ++s) {
     const uint32_t length = offsets.empty() ? r.count : offsets[s + 1] - offsets[s];
     const uint32_t kept = std::min(r.k, length);
     const uint32_t* segment_keys = r.keys + size_t{s} * r.k * words_per_key;
     out_keys->insert(out_keys->end(), segment_keys, segment_keys + size_t{kept} * words_per_key);
-    untouched = untouched && isPoison(segment_keys + size_t{kept} * words_per_key, segment_keys + size_t{r.k} * words_per_key);
     if (!with_values) continue;
     const uint32_t* segment_values = r.values + size_t{s} * r.k;
     out_values->insert(out_values->end(), segment_values, segment_values + kept);
-    untouched = untouched && isPoison(segment_values + kept, segment_values + r.k);
-  }
-  if (!r.canaries_intact || !untouched) {
-    out_keys->clear();
-    if (out_values) out_values->clear();
-    if (error)
-      *error = std::string("Top-k wrote ") + (r.canaries_intact ? "into result slots past a short segment" : "past its buffers") +
-               " on the GPU; this is a vren_radix bug, please report it with the input.";
-    return false;
   }
   return true;
 }

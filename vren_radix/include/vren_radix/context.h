@@ -70,7 +70,6 @@ struct SortStats {
   double gpu_ms = 0;             // timestamps around the sort alone; negative if unavailable
   uint32_t passes = 0;
   bool result_in_temp = false;   // which ping-pong buffer held the result on the GPU
-  bool canaries_intact = true;   // the words past every buffer's end still hold their pattern
 };
 
 class Context {
@@ -88,7 +87,6 @@ class Context {
   uint32_t maxCount() const;
 
   // Sorts keys in place on the GPU; values (empty, or as many as keys) move with their keys.
-  // Scratch buffers are filled with a poison pattern first and guarded by canary words.
   bool sort(std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options, SortStats* stats,
             std::string* error);
 
@@ -96,7 +94,7 @@ class Context {
   // [offsets[s], offsets[s + 1]), and offsets must satisfy validateSegmentOffsets for the number
   // of keys (a refusal gives its sentence). Keys, values and options as for sort(); with argsort,
   // values receive each key's index in the whole input, not in its segment. gpu_count is refused:
-  // the last offset is the count. Scratch is poisoned and guarded as for sort().
+  // the last offset is the count.
   bool sortSegmented(std::span<uint32_t> keys, std::span<uint32_t> values, std::span<const uint32_t> offsets,
                      const SortOptions& options, SortStats* stats, std::string* error);
 
@@ -105,8 +103,7 @@ class Context {
   // segment. out_keys receives each segment's min(k, length) keys, the segments one after
   // another (two words per kU64 key); out_values, if given, the values moved with them (or with
   // argsort each key's input index; values may then be empty). options.descending must be
-  // false. Fails with a sentence if the GPU wrote past its buffers or into a short segment's
-  // unused result slots.
+  // false.
   bool topK(std::span<const uint32_t> keys, std::span<const uint32_t> values, std::span<const uint32_t> offsets,
             uint32_t k, bool largest, const SortOptions& options, std::vector<uint32_t>* out_keys,
             std::vector<uint32_t>* out_values, std::string* error);
