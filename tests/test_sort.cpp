@@ -216,6 +216,60 @@ TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
 // The options that change the order or the output, on every path, over all bits and over a bit
 // range: descending over bits [2, 9); argsort over one pass, [0, 4), whose digit may be constant,
 // where the indices must still be made.
+TEST_CASE_FIXTURE(GpuTest, "Context::sort gives what the checked sort gives, every option") {
+  // Context::sort (the CLI's sort) has no poison or canaries of its own: each of its options, at
+  // the edges of a tile, must give the checked sort's keys, values, pass count and buffer.
+  forEachPath([&](Context& ctx) {
+    const uint32_t t = tileSize(ctx);
+    for (uint32_t n : {0u, 1u, t - 1, t, t + 1, 3 * t + 5}) {
+      for (int option = 0; option < 6; ++option) {
+        if (n == 0 && option == 1) continue;  // argsort of nothing: refused alike (no values buffer)
+        SortOptions o;
+        bool pairs = true;
+        if (option == 0) pairs = false;
+        if (option == 1) o.argsort = true;
+        if (option == 2) {
+          o.key_type = KeyType::kU64;
+          o.end_bit = 64;
+        }
+        if (option == 3) {
+          o.key_type = KeyType::kF32;
+          o.descending = true;
+        }
+        if (option == 4) {
+          o.gpu_count = true;
+          o.gpu_count_value = n / 2;
+        }
+        if (option == 5) o.end_bit = 4;
+        INFO("count " << n << ", option " << option);
+        const size_t words = o.key_type == KeyType::kU64 ? 2 * size_t{n} : n;
+        const std::vector<uint32_t> input = makeKeys(words, Distribution::kLowBits, rng());
+        std::vector<uint32_t> keys = input, values;
+        if (pairs) {
+          values.resize(n);
+          std::iota(values.begin(), values.end(), 0u);
+        }
+        std::vector<uint32_t> plain_keys = keys, plain_values = values;
+        CheckedStats checked;
+        SortStats plain;
+        std::string error;
+        REQUIRE_MESSAGE(checkedSort(ctx, keys, values, o, &checked, &error), error);
+        CHECK(checked.canaries_intact);
+        REQUIRE_MESSAGE(ctx.sort(plain_keys, plain_values, o, &plain, &error), error);
+        // With a GPU-side count only the first gpu_count_value elements are defined.
+        const size_t defined = o.gpu_count ? std::min<size_t>(o.gpu_count_value, n) : n;
+        const size_t defined_words = o.key_type == KeyType::kU64 ? 2 * defined : defined;
+        CHECK(std::equal(keys.begin(), keys.begin() + defined_words, plain_keys.begin()));
+        if (pairs) CHECK(std::equal(values.begin(), values.begin() + defined, plain_values.begin()));
+        CHECK(plain.passes == checked.passes);
+        CHECK(plain.result_in_temp == checked.result_in_temp);
+      }
+      // And the checked sort itself against the CPU, for the same options.
+      checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low bits");
+    }
+  });
+}
+
 TEST_CASE_FIXTURE(GpuTest, "descending order and argsort stay stable") {
   SortOptions descending, argsort;
   descending.descending = true;
