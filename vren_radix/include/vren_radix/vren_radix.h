@@ -22,9 +22,9 @@
 #include <vulkan/vulkan.h>
 
 #define VREN_RADIX_VERSION_MAJOR 0
-#define VREN_RADIX_VERSION_MINOR 1
+#define VREN_RADIX_VERSION_MINOR 2
 #define VREN_RADIX_VERSION_PATCH 0
-#define VREN_RADIX_VERSION_STRING "0.1.0"
+#define VREN_RADIX_VERSION_STRING "0.2.0"
 
 namespace vren::radix {
 
