@@ -445,8 +445,8 @@ int defaultMaxLog2(const Context& ctx, uint64_t heap_bytes) {
 }
 
 // Times a device-local vkCmdCopyBuffer of `bytes` bytes, one submission per copy. Not a bandwidth
-// ceiling everywhere: on an H200 it reaches about a fifth of what compute shaders move
-// (bench/RESULTS.md).
+// ceiling everywhere: on an H200 it reaches about a fifth of what compute shaders move (846
+// against 4023 GB/s, bench/results/h200-2026-11-27.cpu.json's context).
 bool timeCopy(Context& ctx, uint64_t bytes, int repetitions, std::vector<double>* gpu_ms, std::string* error) {
   vren::radix::GpuBuffer src{}, dst{};
   bool ok = ctx.createBuffer(bytes, 0, false, &src, error) && ctx.createBuffer(bytes, 0, false, &dst, error) &&

@@ -34,9 +34,12 @@ class Timestamps {
     VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     info.queryType = VK_QUERY_TYPE_TIMESTAMP;
     info.queryCount = count;
-    if (vkCreateQueryPool(device_, &info, nullptr, &pool_) != VK_SUCCESS) {
+    const VkResult made = vkCreateQueryPool(device_, &info, nullptr, &pool_);
+    if (made != VK_SUCCESS) {
       pool_ = VK_NULL_HANDLE;
-      *error = "Creating a timestamp query pool failed.";
+      if (error)
+        *error = "Creating a pool of " + std::to_string(count) + " timestamp queries failed (VkResult " +
+                 std::to_string(static_cast<int>(made)) + "): the device may be out of memory.";
       return false;
     }
     capacity_ = count;
@@ -51,7 +54,9 @@ class Timestamps {
     const VkResult got = vkGetQueryPoolResults(device_, pool_, 0, count, count * 8, ticks->data(), 8,
                                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (got == VK_SUCCESS) return true;
-    *error = "Reading the timestamps failed (VkResult " + std::to_string(static_cast<int>(got)) + ").";
+    if (error)
+      *error = "Reading the timestamps failed (VkResult " + std::to_string(static_cast<int>(got)) +
+               "): the device was lost or is out of memory.";
     return false;
   }
 

@@ -14,7 +14,7 @@ namespace {
 // Untimed sorts recorded before the timed ones, in the same submission. A GPU that idled while
 // the host prepared data runs at a fraction of its clock until it has been busy for a while (an
 // H200 at 345-960 MHz instead of 1980 MHz sorted 2-5x slower; its clock came back within about
-// 200 ms of steady work; bench/RESULTS.md, "The slow state"). Sized from one probe sort to keep
+// 200 ms of steady work, 2026-11-2x). Sized from one probe sort to keep
 // the GPU busy for kWarmupMs at the probe's speed, which may itself have been slowed; at most
 // kMaxWarmupSorts (sorts below about 2^17 keys warm up for less).
 constexpr double kWarmupMs = 500;

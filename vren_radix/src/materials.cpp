@@ -52,7 +52,7 @@ static_assert(std::size(kFastBits) == kFastVariants && (1u << kFastBits[kFastVar
 // widest). Wider workgroups pay for more subgroups in the scan's barriers, narrower ones for a
 // longer chain of adds per thread. H200, bench_materials, random IDs, 8 materials, us, widths
 // 256 / 512 / 1024: 1920x1080 (1013 chunks) 19.0 / 19.1 / 20.0, 2560x1440 (1800) 26.5 / 25.4 /
-// 26.3, 3840x2160 (4050) 53.3 / 52.6 / 51.6 (bench/RESULTS.md, 2026-11-22).
+// 26.3, 3840x2160 (4050) 53.3 / 52.6 / 51.6 (H200, 2026-11-22).
 constexpr uint32_t kFastScanWorkgroupSizes[] = {256, 512, 1024};
 constexpr uint32_t kFastScanSizes = std::size(kFastScanWorkgroupSizes);
 constexpr uint32_t kFastScanChunksPerThread = 4;

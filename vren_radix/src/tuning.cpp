@@ -16,7 +16,7 @@ constexpr uint32_t kMaxTileSize = 32768;
 // Conservative: clampTuning shrinks it to the shared memory there is (lavapipe: 256x4).
 constexpr TuningConfig kDefault = {256, 8};
 
-// NVIDIA (H200, driver 580.159.04, uniform u32, medians, ms; bench/RESULTS.md, 2026-11-26).
+// NVIDIA (H200, driver 580.159.04, uniform u32, medians, ms; measured 2026-11-26).
 constexpr TuningConfig nvidiaTuning() {
   // The 4-bit passes, where the look-back is off: 256x4 at 2^26 keys / pairs 2.94 / 4.08
   // (earlier: 512x4, 128x8, 128x4, 256x8 and 512x2 slower for keys).
@@ -143,7 +143,7 @@ uint32_t blockSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, ui
 
 std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, uint32_t key_words) {
   // H200, uniform u32, 2^10 keys, ms: 512 x 2 0.012, 1024 x 1 0.013, 256 x 16 (the 4096-key shape,
-  // 4 rounds a pass) 0.018; 2^12 keys: 256 x 16 0.030 (bench/RESULTS.md, 2026-11-26).
+  // 4 rounds a pass) 0.018; 2^12 keys: 256 x 16 0.030 (H200, 2026-11-26).
   const uint32_t min_subgroup = std::max(1u, limits.min_subgroup_size);
   const uint32_t max_threads = std::min(512u, floorPow2(limits.max_workgroup_size));
   std::array<TuningConfig, kBlockShapes> shapes;
@@ -164,7 +164,7 @@ std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, ui
 TuningConfig pairsScatterShape(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words) {
   // H200, 2^26 uniform u32 pairs: 512x2 for every pass 5.69 ms against 256x4 6.28 ms; the keys
   // sort is faster at 256x4 (3.90 against 4.65 ms), so only the pairs scatter takes the wider
-  // shape (bench/RESULTS.md, 2026-11-22).
+  // shape (H200, 2026-11-22).
   // Measured for 32-bit keys and 4-bit digits only; an odd key count would change the tile.
   if (limits.vendor_id != kVendorNvidia || key_words != 1 || tuning.keys_per_thread % 2 != 0 || binCount(tuning) > 16)
     return tuning;

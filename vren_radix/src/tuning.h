@@ -69,7 +69,7 @@ constexpr uint32_t kBlockShapes = 3;
 std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, uint32_t key_words);
 
 // Segmented sorts and top-k (segments.cpp). H200, driver 580.159.04, medians, one session each
-// (bench/RESULTS.md, 2026-11-26).
+// (H200, 2026-11-26).
 // Keys per lane of the short-segment sort (radix_segment_small.comp): a subgroup takes segments
 // of up to min_subgroup_size x this many keys, each key compared with every key of its segment.
 // 1M segments of 16 keys: a subgroup each 1.43 ms, a workgroup each 30.0 ms (segments of up to 16
@@ -87,7 +87,7 @@ constexpr uint32_t kSegmentSelectMaxAverage = 1u << 18;
 // the longest holds at most kSweepMaxLength elements and at most 2 * count / kSweepWorkgroups
 // (each workgroup sorts alone, so the longest segment
 // bounds the time; the two sorts cost about two full sorts); otherwise the two sorts.
-// 256 segments of 2^16 keys: see bench/RESULTS.md; the bounds themselves are unmeasured.
+// 256 segments of 2^16 keys: bench/RESULTS.md gives today's times; the bounds themselves are unmeasured.
 constexpr uint32_t kSweepMaxLength = 1u << 18;
 constexpr uint32_t kSweepWorkgroups = 256;
 
