@@ -185,7 +185,9 @@ bool runSegmented(Context& ctx, Guarded& g, std::span<const uint32_t> key_words,
   uint32_t longest = whole ? n : 0;
   for (uint32_t s = 0; s < segments && !whole; ++s) longest = std::max(longest, offsets[s + 1] - offsets[s]);
   out->segments = segments;
-  out->k = top_k ? std::max(1u, std::min(k, longest)) : 0;
+  // As Context: no segment fills more than `longest` slots; k = 0 goes on to validateTopKInfo's
+  // refusal.
+  out->k = top_k && k ? std::max(1u, std::min(k, longest)) : 0;
   const MemoryRequirements req = top_k
                                      ? getTopKMemoryRequirements(sorter, n, segments, out->k, with_values, o.key_type)
                                      : getSegmentedMemoryRequirements(sorter, n, segments, with_values, o.key_type);

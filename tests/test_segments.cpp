@@ -674,6 +674,13 @@ TEST_CASE_FIXTURE(GpuTest, "Context's segmented sorts and top-k agree with their
             CHECK(top_values == expected_indices);
           }
         }
+        // k = 0: both refuse, with the same sentence.
+        std::vector<uint32_t> none_keys, none_values;
+        std::string checked_error, plain_error;
+        CHECK_FALSE(checkedTopK(ctx, words, indices, *offsets, 0, false, o, &none_keys, &none_values, &checked_error));
+        CHECK_FALSE(ctx.topK(words, indices, *offsets, 0, false, o, &none_keys, &none_values, &plain_error));
+        CHECK(checked_error == plain_error);
+        CHECK_FALSE(plain_error.empty());
       }
     }
   }
