@@ -14,9 +14,9 @@ namespace {
 // Untimed sorts recorded before the timed ones, in the same submission. A GPU that idled while
 // the host prepared data runs at a fraction of its clock until it has been busy for a while (an
 // H200 at 345-960 MHz instead of 1980 MHz sorted 2-5x slower; its clock came back within about
-// 200 ms of steady work, 2026-11-2x). Sized from one probe sort to keep
-// the GPU busy for kWarmupMs at the probe's speed, which may itself have been slowed; at most
-// kMaxWarmupSorts (sorts below about 2^17 keys warm up for less).
+// 200 ms of steady work). Sized from one probe sort to keep the GPU busy for kWarmupMs at the
+// probe's speed, which may itself have been slowed; at most kMaxWarmupSorts (sorts below about
+// 2^17 keys warm up for less).
 constexpr double kWarmupMs = 500;
 constexpr double kMaxWarmupSorts = 2000;
 
@@ -40,7 +40,8 @@ class RepeatedSort {
       if (b->buffer) ctx_.destroyBuffer(b);
   }
 
-  // Checks the input as Context::sort does, creates the buffers and uploads the input.
+  // Checks the input as Context::sort does (Context::checkInput), creates the buffers and uploads
+  // the input.
   bool upload(std::span<const uint32_t> key_words, std::span<const uint32_t> value_span, const SortOptions& o,
               std::string* error);
 
@@ -71,26 +72,8 @@ class RepeatedSort {
 bool RepeatedSort::upload(std::span<const uint32_t> key_words, std::span<const uint32_t> value_span,
                           const SortOptions& o, std::string* error) {
   const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;
-  if (key_words.size() % words_per_key) {
-    *error = "64-bit keys need an even number of 32-bit words.";
-    return false;
-  }
-  const uint64_t n = key_words.size() / words_per_key;
-  if (!value_span.empty() && value_span.size() != n) {
-    *error = "There are " + std::to_string(value_span.size()) + " values for " + std::to_string(n) +
-             " keys; give one value per key.";
-    return false;
-  }
-  if (o.argsort && value_span.empty()) {
-    *error = "argsort needs a values span to receive the permutation.";
-    return false;
-  }
-  if (n > ctx_.maxCount()) {
-    *error = std::to_string(n) + " keys exceed this device's limit of " + std::to_string(ctx_.maxCount()) +
-             " keys per sort.";
-    return false;
-  }
-  const uint32_t count = static_cast<uint32_t>(n);
+  uint32_t count = 0;
+  if (!ctx_.checkInput(key_words.size(), value_span.size(), o, true, &count, error)) return false;
   const bool with_values = !value_span.empty();
   key_bytes_ = VkDeviceSize{count} * 4 * words_per_key;
   value_bytes_ = with_values ? VkDeviceSize{count} * 4 : 0;

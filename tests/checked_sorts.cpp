@@ -177,7 +177,8 @@ bool runSegmented(Context& ctx, Guarded& g, std::span<const uint32_t> key_words,
                   bool largest, SegmentedOutput* out, std::string* error) {
   const Sorter* sorter = ctx.sorter();
   const uint32_t w = wordsPerKey(o);
-  const uint32_t n = static_cast<uint32_t>(key_words.size() / w);
+  uint32_t n = 0;
+  if (!ctx.checkInput(key_words.size(), value_span.size(), o, !top_k, &n, error)) return false;
   const bool whole = top_k && offsets.empty();
   if (!whole)
     if (const char* why = validateSegmentOffsets(offsets, n)) return fail(why, error);
@@ -234,7 +235,8 @@ bool runSegmented(Context& ctx, Guarded& g, std::span<const uint32_t> key_words,
 bool checkedSort(Context& ctx, std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                  CheckedStats* stats, std::string* error) {
   const Sorter* sorter = ctx.sorter();
-  const uint32_t n = static_cast<uint32_t>(keys.size() / wordsPerKey(options));
+  uint32_t n = 0;
+  if (!ctx.checkInput(keys.size(), values.size(), options, true, &n, error)) return false;
   const bool with_values = !values.empty();
   const MemoryRequirements req = getMemoryRequirements(sorter, n, with_values, options.key_type);
   Guarded g(ctx);

@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "checked_sorts.h"
 #include "gpu_test.h"
 #include "radix_shared.h"
 #include "reliability.h"
+#include "sort_timing.h"
 #include "vren_radix/materials.h"
 #include "vren_radix/tiles.h"
 
@@ -227,6 +229,16 @@ TEST_CASE_FIXTURE(GpuTest,
   bits.end_bit = 40;
   CHECK_FALSE(ctx.sort(keys, {}, bits, nullptr, &error));
   CHECK(error.find("bit") != std::string::npos);
+  // The checked sort and the timed sorts check their spans as Context::sort does
+  // (Context::checkInput): the same sentence, nothing recorded.
+  std::string sort_error, checked_error, timed_error;
+  CheckedStats checked;
+  std::vector<double> ms;
+  CHECK_FALSE(ctx.sort(keys, more, {}, nullptr, &sort_error));
+  CHECK_FALSE(checkedSort(ctx, keys, more, {}, &checked, &checked_error));
+  CHECK_FALSE(bench::timeSorts(ctx, keys, more, {}, 1, &ms, &timed_error));
+  CHECK(checked_error == sort_error);
+  CHECK(timed_error == sort_error);
 
   // One key more than the device allows, in reserved but inaccessible address space: the
   // count must be refused before any key is touched.

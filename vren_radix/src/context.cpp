@@ -594,6 +594,11 @@ const DeviceInfo& Context::device() const { return impl_->info; }
 const Sorter* Context::sorter() const { return impl_->sorter; }
 uint32_t Context::maxCount() const { return getSorterProperties(impl_->sorter).max_count; }
 
+bool Context::checkInput(size_t key_words, size_t value_count, const SortOptions& options, bool argsort_needs_values,
+                         uint32_t* count, std::string* error) const {
+  return impl_->checkInput(key_words, value_count, options, argsort_needs_values, count, error);
+}
+
 bool Context::Impl::checkInput(size_t key_words, size_t value_count, const SortOptions& o, bool argsort_span,
                                uint32_t* count, std::string* error) const {
   const uint32_t words_per_key = o.key_type == KeyType::kU64 ? 2 : 1;

@@ -108,6 +108,13 @@ class Context {
             uint32_t k, bool largest, const SortOptions& options, std::vector<uint32_t>* out_keys,
             std::vector<uint32_t>* out_values, std::string* error);
 
+  // The checks sort() and sortSegmented() (argsort_needs_values true) and topK() (false) make of
+  // their spans before touching the GPU: whole 64-bit keys, one value per key if any, a values
+  // span for argsort's permutation, the device's limit. *count receives the number of keys; false
+  // with a sentence otherwise. For code that records its own sorts on this context.
+  bool checkInput(size_t key_words, size_t value_count, const SortOptions& options, bool argsort_needs_values,
+                  uint32_t* count, std::string* error) const;
+
   // Low-level access for code that records its own work next to the sorter's (renderer
   // clients, tests, examples). Global vk* functions from <volk.h> are loaded for this device.
   VkInstance instance() const;
