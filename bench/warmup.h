@@ -8,7 +8,7 @@ namespace vren::radix::bench {
 // Repeats `run` (work that submits and waits) for at least 500 ms of wall-clock time. A GPU that
 // idled while the host prepared or checked data runs at a fraction of its clock until it has
 // been busy for a while (an H200 at 345-960 MHz instead of 1980 MHz ran 2-5x slower;
-// measured 2026-11-2x). False as soon as `run` fails.
+// its clock comes back within about 200 ms of steady work). False as soon as `run` fails.
 template <typename Run>
 bool warmUp(Run&& run) {
   const auto start = std::chrono::steady_clock::now();

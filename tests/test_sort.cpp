@@ -213,12 +213,10 @@ TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
   });
 }
 
-// The options that change the order or the output, on every path, over all bits and over a bit
-// range: descending over bits [2, 9); argsort over one pass, [0, 4), whose digit may be constant,
-// where the indices must still be made.
 TEST_CASE_FIXTURE(GpuTest, "Context::sort gives what the checked sort gives, every option") {
   // Context::sort (the CLI's sort) has no poison or canaries of its own: each of its options, at
-  // the edges of a tile, must give the checked sort's keys, values, pass count and buffer.
+  // the edges of a tile, must give the checked sort's keys, values, pass count and buffer. The
+  // checked sort itself meets std::stable_sort for each of these options in the other cases.
   forEachPath([&](Context& ctx) {
     const uint32_t t = tileSize(ctx);
     for (uint32_t n : {0u, 1u, t - 1, t, t + 1, 3 * t + 5}) {
@@ -264,12 +262,13 @@ TEST_CASE_FIXTURE(GpuTest, "Context::sort gives what the checked sort gives, eve
         CHECK(plain.passes == checked.passes);
         CHECK(plain.result_in_temp == checked.result_in_temp);
       }
-      // And the checked sort itself against the CPU, for the same options.
-      checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low bits");
     }
   });
 }
 
+// The options that change the order or the output, on every path, over all bits and over a bit
+// range: descending over bits [2, 9); argsort over one pass, [0, 4), whose digit may be constant,
+// where the indices must still be made.
 TEST_CASE_FIXTURE(GpuTest, "descending order and argsort stay stable") {
   SortOptions descending, argsort;
   descending.descending = true;

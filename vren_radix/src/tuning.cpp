@@ -16,7 +16,7 @@ constexpr uint32_t kMaxTileSize = 32768;
 // Conservative: clampTuning shrinks it to the shared memory there is (lavapipe: 256x4).
 constexpr TuningConfig kDefault = {256, 8};
 
-// NVIDIA (H200, driver 580.159.04, uniform u32, medians, ms; measured 2026-11-26).
+// NVIDIA (H200, driver 580.159.04, uniform u32, medians, ms; 2026-11-26).
 constexpr TuningConfig nvidiaTuning() {
   // The 4-bit passes, where the look-back is off: 256x4 at 2^26 keys / pairs 2.94 / 4.08
   // (earlier: 512x4, 128x8, 128x4, 256x8 and 512x2 slower for keys).

@@ -68,8 +68,8 @@ constexpr uint32_t kMaxBlockSize = 4096;
 constexpr uint32_t kBlockShapes = 3;
 std::array<TuningConfig, kBlockShapes> blockShapes(const DeviceFacts& limits, uint32_t key_words);
 
-// Segmented sorts and top-k (segments.cpp). H200, driver 580.159.04, medians, one session each
-// (H200, 2026-11-26).
+// Segmented sorts and top-k (segments.cpp). H200, driver 580.159.04, medians, one session each,
+// 2026-11-26.
 // Keys per lane of the short-segment sort (radix_segment_small.comp): a subgroup takes segments
 // of up to min_subgroup_size x this many keys, each key compared with every key of its segment.
 // 1M segments of 16 keys: a subgroup each 1.43 ms, a workgroup each 30.0 ms (segments of up to 16
