@@ -14,7 +14,8 @@
 //    rarely wait) and each subgroup's start inside the bin found; then round after round of
 //    keys go straight into their slots in the tile, with no scan after them.
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
-// 6. Out in slot order; values follow through the same shared memory.
+// 6. Out in slot order; values follow through the same shared memory (staged in two halves where
+//    the tile is too large to stage whole).
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
 // an H200, 768 x 10 (24 subgroups, packed counters) 2.77 ms, 384 x 20 (12) 2.87, and 512 x 10
@@ -26,7 +27,7 @@
 // tile at a time: nothing overlaps these steps (CUB runs two 384-thread workgroups per SM).
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
-//   s_stage           4 W T      the tile in bin order, keys then values
+//   s_stage           4 W T / P  the tile in bin order, keys then values, in P = STAGE_PARTS parts
 //   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin, counts, then the
 //                                next slot in the tile (half with RANK_PACKED); and s_bin_start
 //                                4 BINS, where each bin starts in the tile
@@ -50,11 +51,17 @@ layout(constant_id = VREN_RADIX_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
 // Polls per thread of words not yet published, in all; 0: no word is read at all, every earlier
 // tile is counted from its keys.
 layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
+// 1: each key is staged as soon as it is ranked. 2: every key stays in registers until the
+// stores, which stage the tile in two halves (KEYS_PER_THREAD even): tiles twice the size the
+// shared memory holds whole.
+layout(constant_id = VREN_RADIX_SPEC_STAGE_PARTS) const uint STAGE_PARTS = 1;
 
 #include "workgroup_scan.glsl"
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
+const uint PART_ROUNDS = KEYS_PER_THREAD / STAGE_PARTS;        // store rounds per staged part
+const uint PART_SIZE = gl_WorkGroupSize.x * PART_ROUNDS;       // tile slots per staged part
 // Each thread owns this many consecutive bins in the per-bin steps (workgroups may be smaller
 // than the bin count).
 const uint BINS_PER_THREAD = (BINS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
@@ -69,7 +76,7 @@ const uint KEY_WORDS = 1u;
 
 const uint UNITS_PER_THREAD = (RANK_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 
-shared uint s_stage[TILE_SIZE * KEY_WORDS];
+shared uint s_stage[PART_SIZE * KEY_WORDS];
 shared uint s_bin_destination[BINS];
 shared bool s_skipped;  // every key has the same digit
 
@@ -174,7 +181,7 @@ void main() {
     // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200.
     if (i > 0u) bin ^= ranks[i - 1u] >> 31u;
     ranks[i] = rank_key(bin, valid);
-    if (valid) stage_key(ranks[i], keys[i]);
+    if (STAGE_PARTS == 1u && valid) stage_key(ranks[i], keys[i]);
     // The next round's leader may be another lane: its atomic must follow this one, which the
     // memory model promises only through a barrier (on an H200 it cost nothing measurable:
     // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
@@ -203,25 +210,41 @@ void main() {
   barrier();  // the tile in bin order, destinations visible to every thread
 
   // 6. Out in slot order: consecutive threads store consecutive keys of a bin. Values follow
-  //    through the same shared memory.
+  //    through the same shared memory. With STAGE_PARTS 2 the tile passes through it in halves
+  //    (slots [0, PART_SIZE), then the rest), each staged here from the registers.
   uint destination[KEYS_PER_THREAD];
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = i * gl_WorkGroupSize.x + thread;
-    destination[i] = 0u;
-    if (slot < tile_keys) {
-      const Key key = staged_key(slot);
-      destination[i] = s_bin_destination[bin_of(key)] + slot;
-      store_key(keys_out, destination[i], key);
+  [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
+    if (STAGE_PARTS > 1u) {
+      if (part > 0u) barrier();  // the previous part read out
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+        const bool valid = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys;
+        if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) stage_key(ranks[i] - part * PART_SIZE, keys[i]);
+      }
+      barrier();  // the part staged
+    }
+    [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
+      const uint i = part * PART_ROUNDS + r;
+      const uint slot = i * gl_WorkGroupSize.x + thread;
+      destination[i] = 0u;
+      if (slot < tile_keys) {
+        const Key key = staged_key(slot - part * PART_SIZE);
+        destination[i] = s_bin_destination[bin_of(key)] + slot;
+        store_key(keys_out, destination[i], key);
+      }
     }
   }
   if (!WITH_VALUES) return;
-  barrier();  // every key read out of shared memory
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    if (segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys) s_stage[ranks[i]] = values[i];
-  }
-  barrier();  // the values in bin order
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = i * gl_WorkGroupSize.x + thread;
-    if (slot < tile_keys) values_out.data[destination[i]] = s_stage[slot];
+  [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
+    barrier();  // every key (or the previous part's values) read out of shared memory
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      const bool valid = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys;
+      if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) s_stage[ranks[i] - part * PART_SIZE] = values[i];
+    }
+    barrier();  // the values in bin order
+    [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
+      const uint i = part * PART_ROUNDS + r;
+      const uint slot = i * gl_WorkGroupSize.x + thread;
+      if (slot < tile_keys) values_out.data[destination[i]] = s_stage[slot - part * PART_SIZE];
+    }
   }
 }

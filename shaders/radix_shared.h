@@ -20,6 +20,7 @@
 #define VREN_RADIX_SPEC_POLL_ATOMIC 8  // look-back: poll with atomic loads (else volatile loads); 7 unused
 #define VREN_RADIX_SPEC_POLL_BUDGET 9  // look-back: TuningConfig::lookback_poll_budget
 #define VREN_RADIX_SPEC_RANK_PACKED 10  // radix_tile_rank.glsl: two bins' counters per word
+#define VREN_RADIX_SPEC_STAGE_PARTS 11  // radix_onesweep.comp: the tile staged in this many parts
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
 // counts, tile-major: counts[tile * bins + bin], then the same summed over each count

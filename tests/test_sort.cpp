@@ -164,6 +164,45 @@ TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of p
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores staged in halves" *
+                               doctest::test_suite("subgroup")) {
+  // Look-back tiles of an even count of keys per thread that the shared memory cannot stage whole
+  // beside even packed rank counters keep their keys in registers until the stores, which stage
+  // them in two halves (radix_onesweep.comp's STAGE_PARTS). On 32 KiB (lavapipe) at 4, 8 and 16
+  // lanes: 128 x 46, 256 x 22 and 256 x 34.
+  const uint32_t lanes = context().device().subgroup_size;
+  const uint32_t threads = lanes <= 4 ? 128 : 256, keys = lanes <= 4 ? 46 : lanes <= 8 ? 22 : 34;
+  TuningConfig c = getSorterProperties(context().sorter()).tuning;
+  c.digit_bits = 8;
+  c.lookback_max_count = 1u << 20;
+  c.lookback_workgroup_size = threads;
+  c.lookback_keys_per_thread = keys;
+  c.large_tile_min_count = 0xFFFFFFFFu;
+  c.block_max_count = 0;
+  Context& big = contextWithTuning(c);
+  const SorterProperties p = getSorterProperties(big.sorter());
+  const uint32_t t = p.lookback_tile_size;
+  REQUIRE(t == threads * keys);  // not shrunk
+  // Staged whole, the keys and the packed counters alone would not fit.
+  const uint64_t whole = uint64_t{4} * t + 2ull * (threads / lanes) * 256;
+  if (big.device().max_shared_memory == 32768) REQUIRE(whole > big.device().max_shared_memory);
+  for (uint32_t n : {t - 1, t + 1, 3 * t + 17}) {
+    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
+      for (bool pairs : {false, true}) checkSort(big, makeKeys(n, d, rng()), pairs, {}, name(d));
+  }
+  SortOptions o;
+  o.descending = true;
+  checkSort(big, makeKeys(2 * t + 5, Distribution::kUniform, rng()), true, o, "descending");
+  o.descending = false;
+  o.argsort = true;
+  checkSort(big, makeKeys(2 * t + 5, Distribution::kAndOfTwo, rng()), true, o, "argsort");
+  SortOptions wide;
+  wide.key_type = KeyType::kU64;
+  wide.end_bit = 64;
+  const uint32_t t64 = p.lookback_tile_size_u64;
+  checkSort(big, makeKeys(2 * (2 * t64 + 3), Distribution::kUniform, rng()), true, wide, "u64");
+}
+
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
   forEachPath([&](Context& ctx) {
     const uint32_t t = tileSize(ctx);
@@ -608,7 +647,8 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
 }
 
 TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large for unpacked rank counters pack them" * doctest::test_suite("subgroup")) {
-  // A large tile of 128 threads x 48 keys asked for: on 32 KiB of shared memory (lavapipe), at
+  // A large tile of 128 threads x 49 keys asked for (odd: never staged in halves): on 32 KiB of
+  // shared memory (lavapipe), at
   // 4, 8 or 16 lanes a subgroup, the tile that fits is the one whose rank counters hold two bins
   // a word (radix_tile_rank.glsl); keys per thread shrink until the packed layout fits, so the
   // unpacked one does not. On a 48 KiB GPU the tile fits unpacked. Both sides of the threshold,
@@ -618,10 +658,10 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large for unpacked rank counters
   t.block_max_count = 0;
   t.large_tile_min_count = 4000;
   t.large_tile_workgroup_size = 128;
-  t.large_tile_keys_per_thread = 48;
+  t.large_tile_keys_per_thread = 49;
   Context& ctx = contextWithTuning(t);
   const SorterProperties props = getSorterProperties(ctx.sorter());
-  if (props.subgroup_size < 32) REQUIRE(props.large_tile_size < 128 * 48);  // shrunk: packed
+  if (props.subgroup_size < 32) REQUIRE(props.large_tile_size < 128 * 49);  // shrunk: packed
   for (uint32_t n : {3999u, 3u * props.large_tile_size + 7}) {
     INFO("count " << n);
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");

@@ -253,10 +253,13 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
     case SegmentShape::kSweepU32:
     case SegmentShape::kSweepU64: {
       const KeyPipelines& keys = row.shape == SegmentShape::kSweepU32 ? s.u32 : s.u64;
-      const TuningConfig& t = keys.lookback.tiles[0].tuning;
+      const uint32_t key_words = row.shape == SegmentShape::kSweepU32 ? 1 : 2;
+      TuningConfig t = keys.lookback.tiles[0].tuning;
       if (keys.lookback.max_count == 0) return {row.code, row.code_size, 0, 0, 0, 0, 0};
-      // The onesweep pass's tile and ranking, its own SPIR-V.
-      PipelineSpec sweep = detail::onesweepSpec(t, limits, row.shape == SegmentShape::kSweepU32 ? 1 : 2, false);
+      // The onesweep pass's tile and ranking, its own SPIR-V, which stages tiles whole: half the
+      // keys of a tile the onesweep stages in halves.
+      if (onesweepStageParts(t, limits, key_words) == 2) t.keys_per_thread /= 2;
+      PipelineSpec sweep = detail::onesweepSpec(t, limits, key_words, false);
       sweep.code = row.code;
       sweep.code_size = row.code_size;
       sweep.key_map = true;
@@ -392,6 +395,7 @@ std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec
   v[VREN_RADIX_SPEC_POLL_ATOMIC] = spec.poll_atomic ? VK_TRUE : VK_FALSE;
   v[VREN_RADIX_SPEC_POLL_BUDGET] = spec.poll_budget;
   v[VREN_RADIX_SPEC_RANK_PACKED] = spec.rank_packed ? VK_TRUE : VK_FALSE;
+  v[VREN_RADIX_SPEC_STAGE_PARTS] = spec.stage_parts;
   return v;
 }
 
@@ -407,6 +411,7 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
   // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
   spec.poll_atomic = detail::pollsWithAtomics(limits.driver_id);
   spec.poll_budget = shape.lookback_poll_budget;
+  spec.stage_parts = onesweepStageParts(shape, limits, key_words);
   spec.rank_packed = onesweepRankPacked(shape, limits, key_words);
   return spec;
 }

@@ -35,11 +35,12 @@ struct PipelineSpec {
   bool poll_atomic = true;
   uint32_t poll_budget = 0;
   bool rank_packed = false;  // radix_tile_rank.glsl: two bins' counters per word
+  uint32_t stage_parts = 1;  // radix_onesweep.comp: the tile staged whole (1) or in halves (2)
   // False for a pass that uses no subgroup operations and may not be whole subgroups (the setup,
   // 64 threads): it runs at any subgroup size instead of the pinned one.
   bool pinned_subgroup_size = true;
 };
-constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_RANK_PACKED + 1;
+constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_STAGE_PARTS + 1;
 // Specialization constant i's value at index i (7 is unused: 0).
 std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec& spec);
 // The look-back pass (radix_onesweep.comp) of `shape` (lookbackTuning's) on this device, for

@@ -95,17 +95,32 @@ uint32_t lookbackMaxTiles(const DeviceFacts& limits) {
 }
 
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t key_words, bool packed) {
+                             uint32_t key_words, bool packed, uint32_t stage_parts) {
   const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;  // radix_onesweep.comp's map
   const uint32_t counter_bytes = (packed ? 2 : 4) * max_subgroups * bins;
-  return 4 * workgroup_size * keys_per_thread * key_words + counter_bytes + 4 * 4 * bins + 8 +
+  return 4 * workgroup_size * keys_per_thread * key_words / stage_parts + counter_bytes + 4 * 4 * bins + 8 +
          4 * (max_subgroups + 1) + 4;
 }
 
+namespace {
+uint32_t onesweepSubgroups(uint32_t workgroup_size, const DeviceFacts& limits) {
+  return std::max(1u, workgroup_size / std::max(1u, limits.min_subgroup_size));
+}
+}  // namespace
+
+uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words) {
+  const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
+  auto fits = [&](uint32_t parts) {
+    return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words, true, parts) <=
+           limits.max_shared_memory;
+  };
+  return !fits(1) && shape.keys_per_thread % 2 == 0 && fits(2) ? 2 : 1;
+}
+
 bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words) {
-  const uint32_t subgroups = std::max(1u, shape.workgroup_size / std::max(1u, limits.min_subgroup_size));
-  return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words, false) >
-         limits.max_shared_memory;
+  const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
+  return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words, false,
+                             onesweepStageParts(shape, limits, key_words)) > limits.max_shared_memory;
 }
 
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words, bool large) {
@@ -121,15 +136,21 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   // Per-subgroup counters grow with the subgroups: fewer threads while they take half the
   // shared memory even packed, then fewer keys per thread.
   while (threads > step && 2 * subgroups(threads) * 256 > limits.max_shared_memory / 2) threads -= step;
-  while (keys > 1 && onesweepSharedBytes(threads, keys, subgroups(threads), key_words, true) > limits.max_shared_memory)
-    --keys;
+  auto fits = [&](uint32_t k, uint32_t parts) {
+    return onesweepSharedBytes(threads, k, subgroups(threads), key_words, true, parts) <= limits.max_shared_memory;
+  };
+  // The keys asked for, staged in halves (onesweepStageParts) where they fit no other way; else
+  // fewer keys, staged whole.
+  const bool halves = keys % 2 == 0 && !fits(keys, 1) && fits(keys, 2);
+  if (!halves)
+    while (keys > 1 && !fits(keys, 1)) --keys;
   wide.workgroup_size = threads;
   wide.keys_per_thread = keys;
   // llvmpipe ends a shader invocation's loops after 65535 iterations in all, and counts the
   // polls of a SIMD vector's lanes together: at 1024 polls, the rounds of counting missing tiles
   // (at most lookbackMaxTiles()) and the other loops stay below that.
   if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
-  if (onesweepSharedBytes(threads, keys, subgroups(threads), key_words, true) > limits.max_shared_memory ||
+  if (!fits(keys, halves ? 2 : 1) ||
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
     wide.lookback_max_count = 0;
   return wide;

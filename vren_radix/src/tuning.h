@@ -43,9 +43,14 @@ constexpr uint32_t kLookbackUnpolledMaxTiles = 1024;
 constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 
 // Shared memory of the one-dispatch pass (radix_onesweep.comp's map), its rank counters packed
-// two bins a word or not (radix_tile_rank.glsl).
+// two bins a word or not (radix_tile_rank.glsl), the tile staged in stage_parts parts.
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t key_words, bool packed);
+                             uint32_t key_words, bool packed, uint32_t stage_parts = 1);
+// In how many parts a look-back tile of this shape is staged for its stores: whole (1) where it
+// fits with packed counters, else in halves (2) where an even keys_per_thread fits so, which
+// keeps every key in registers until the stores. lookbackTuning keeps the keys asked for when
+// halves hold them, else it takes fewer keys, staged whole.
+uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words);
 // Whether a look-back tile of this shape packs its rank counters: only where unpacked ones do not
 // fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
 bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words);
