@@ -348,6 +348,8 @@ struct Flags {
   uint32_t lookback_max_count = 0, lookback_keys_per_thread = 0, lookback_workgroup_size = 0;
   bool large_tile_set = false;  // --large-tile
   uint32_t large_tile_min_count = 0, large_tile_keys_per_thread = 0, large_tile_workgroup_size = 0;
+  bool large_pairs_set = false;  // --large-pairs-tile
+  uint32_t large_pairs_keys_per_thread = 0, large_pairs_workgroup_size = 0;
 };
 
 // MAX_COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile; false if it is not that.
@@ -408,6 +410,14 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
         return false;
       }
       flags->large_tile_set = true;
+    } else if (key == "--large-pairs-tile") {
+      uint32_t no_count = 0;  // the same parse, the count left out
+      if (!parseTileFlag("0x" + value, &no_count, &flags->large_pairs_keys_per_thread,
+                         &flags->large_pairs_workgroup_size)) {
+        *error = "--large-pairs-tile takes KEYS_PER_THREAD[xTHREADS], as in --large-pairs-tile=10x768.";
+        return false;
+      }
+      flags->large_pairs_set = true;
     } else {
       argv[kept++] = argv[i];
     }
@@ -578,7 +588,8 @@ constexpr const char* kFlagsHelp =
     "  --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)\n"
     "  --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads\n"
     "  --large-tile=M[xK[xW]] look-back sorts from M keys on large tiles of W threads x K keys (on top of\n"
-    "                    the device's tuning, or of --tuning)\n\n";
+    "                    the device's tuning, or of --tuning)\n"
+    "  --large-pairs-tile=K[xW] the same large tiles' shape for keys with values\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -608,11 +619,14 @@ int main(int argc, char** argv) {
   if (flags.lookback_set) flags.tuning.lookback_max_count = flags.lookback_max_count;
   if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
-  if (ctx && flags.large_tile_set) {  // the large tile on top of the tuning in use
+  if (ctx && (flags.large_tile_set || flags.large_pairs_set)) {  // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
-    flags.tuning.large_tile_min_count = flags.large_tile_min_count;
+    if (flags.large_tile_set) flags.tuning.large_tile_min_count = flags.large_tile_min_count;
     if (flags.large_tile_keys_per_thread) flags.tuning.large_tile_keys_per_thread = flags.large_tile_keys_per_thread;
     if (flags.large_tile_workgroup_size) flags.tuning.large_tile_workgroup_size = flags.large_tile_workgroup_size;
+    if (flags.large_pairs_keys_per_thread)
+      flags.tuning.large_tile_pairs_keys_per_thread = flags.large_pairs_keys_per_thread;
+    if (flags.large_pairs_workgroup_size) flags.tuning.large_tile_pairs_workgroup_size = flags.large_pairs_workgroup_size;
     options.tuning = &flags.tuning;
     ctx.reset();
     ctx = Context::create(options, &error);
@@ -645,7 +659,10 @@ int main(int argc, char** argv) {
                                               std::to_string(props.tuning.large_tile_min_count) + " keys " +
                                               std::to_string(props.tuning.large_tile_workgroup_size) + "x" +
                                               std::to_string(props.tuning.large_tile_keys_per_thread) + " (tile " +
-                                              std::to_string(props.large_tile_size) + "); one dispatch up to " + std::to_string(props.block_size) +
+                                              std::to_string(props.large_tile_size) + "), pairs " +
+                                              std::to_string(props.tuning.large_tile_pairs_workgroup_size) + "x" +
+                                              std::to_string(props.tuning.large_tile_pairs_keys_per_thread) + " (tile " +
+                                              std::to_string(props.large_tile_pairs_size) + "); one dispatch up to " + std::to_string(props.block_size) +
                                               " keys");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));

@@ -237,6 +237,13 @@ TEST_CASE_FIXTURE(GpuTest, "large counts on a real GPU") {
       checkSort(pathContext(path), makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
     }
   }
+  // 64-bit keys past large_tile_min_count: the large tiles' shapes for them, keys and pairs.
+  SortOptions o;
+  o.key_type = KeyType::kU64;
+  o.end_bit = 64;
+  const uint32_t n = (1u << 22) + 7;
+  checkSort(context(), makeKeys(2 * n, Distribution::kUniform, rng()), false, o, "uniform u64");
+  checkSort(context(), makeKeys(2 * n, Distribution::kUniform, rng()), true, o, "uniform u64");
 }
 
 TEST_CASE_FIXTURE(GpuTest, "bit ranges: odd and even pass counts") {
@@ -599,14 +606,16 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_s
 }
 
 TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min_count" * doctest::test_suite("subgroup")) {
-  // Tiles of 32 threads x 2 keys below the threshold, of 64 threads x 3 keys (an odd tile) from
-  // it: both sides and far past it, keys and pairs, every key type and option, and a GPU-side
-  // count below the count that chose the tiles.
+  // Tiles of 32 threads x 2 keys below the threshold; from it, keys alone on 64 threads x 3 keys
+  // (an odd tile) and with values on 32 x 5: both sides and far past it, keys and pairs, every
+  // key type and option, and a GPU-side count below the count that chose the tiles.
   TuningConfig t = getSorterProperties(context().sorter()).tuning;
   t.lookback_workgroup_size = 32;
   t.lookback_keys_per_thread = 2;
   t.large_tile_workgroup_size = 64;
   t.large_tile_keys_per_thread = 3;
+  t.large_tile_pairs_workgroup_size = 32;
+  t.large_tile_pairs_keys_per_thread = 5;
   t.lookback_max_count = 0xFFFFFFFFu;
   t.block_max_count = 0;
   const uint32_t threshold = 1000;
@@ -615,6 +624,7 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   const SorterProperties props = getSorterProperties(ctx.sorter());
   REQUIRE(props.lookback_tile_size == 64);
   REQUIRE(props.large_tile_size == 192);
+  REQUIRE(props.large_tile_pairs_size == 160);
   REQUIRE(props.tuning.large_tile_min_count == threshold);
   for (uint32_t n : {threshold - 1, threshold, 7u * 192 + 5}) {
     INFO("count " << n);
@@ -657,11 +667,12 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large for unpacked rank counters
   t.lookback_max_count = 0xFFFFFFFFu;
   t.block_max_count = 0;
   t.large_tile_min_count = 4000;
-  t.large_tile_workgroup_size = 128;
-  t.large_tile_keys_per_thread = 49;
+  t.large_tile_workgroup_size = t.large_tile_pairs_workgroup_size = 128;
+  t.large_tile_keys_per_thread = t.large_tile_pairs_keys_per_thread = 49;
   Context& ctx = contextWithTuning(t);
   const SorterProperties props = getSorterProperties(ctx.sorter());
   if (props.subgroup_size < 32) REQUIRE(props.large_tile_size < 128 * 49);  // shrunk: packed
+  REQUIRE(props.large_tile_pairs_size == props.large_tile_size);
   for (uint32_t n : {3999u, 3u * props.large_tile_size + 7}) {
     INFO("count " << n);
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");

@@ -79,11 +79,12 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
   p.pairs_scatter = pairsScatterShape(p.tuning, limits, key_words);
 
   KeyPipelines::Lookback& lookback = p.lookback;
-  lookback.tiles[0].tuning = lookbackTuning(requested, limits, key_words, false);
-  lookback.tiles[1].tuning = lookbackTuning(requested, limits, key_words, true);
+  for (uint32_t i = 0; i < kLookbackTiles; ++i)
+    lookback.tiles[i].tuning = lookbackTuning(requested, limits, key_words, static_cast<LookbackTile>(i));
   lookback.large_min_count = requested.large_tile_min_count;
   lookback.max_count = lookback.tiles[0].tuning.lookback_max_count;
-  if (lookback.tiles[1].tuning.lookback_max_count == 0)  // no large tile fits: small ones below them
+  // A large tile that does not fit: small ones below large_min_count keys, no look-back above.
+  if (lookback.tiles[1].tuning.lookback_max_count == 0 || lookback.tiles[2].tuning.lookback_max_count == 0)
     lookback.max_count = std::min(lookback.max_count, std::max(lookback.large_min_count, 1u) - 1);
   // Within one allocation and the shaders' u32 word indices, as the tile count's internal words.
   const uint64_t internal_words = std::min(limits.max_allocation / 4, uint64_t{1} << 32);
@@ -91,7 +92,7 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
       internal_words > VREN_RADIX_LOOKBACK_WORDS ? (internal_words - VREN_RADIX_LOOKBACK_WORDS) / (2 * VREN_RADIX_MAX_BINS) : 0;
   for (KeyPipelines::Lookback::Tiles& t : lookback.tiles) {
     // Large tiles only where some count takes them; none without the look-back.
-    if (lookback.max_count == 0 || (&t == &lookback.tiles[1] && lookback.large_min_count > lookback.max_count))
+    if (lookback.max_count == 0 || (&t != &lookback.tiles[0] && lookback.large_min_count > lookback.max_count))
       continue;
     const TuningConfig& shape = t.tuning;
     t.tile_size = shape.workgroup_size * shape.keys_per_thread;
@@ -176,12 +177,20 @@ std::vector<KeyPipelineRow> keyPipelineRows(KeyPipelines& p, const DeviceFacts& 
 
   KeyPipelines::Lookback& lookback = p.lookback;
   if (lookback.max_count == 0) return rows;
-  for (KeyPipelines::Lookback::Tiles& t : lookback.tiles) {
+  // Small tiles sort keys alone and with values; a large tile's shape only the one it is for.
+  const std::array<const char*, kLookbackTiles> tile_names = {"", "large_", "large_pairs_"};
+  for (uint32_t i = 0; i < kLookbackTiles; ++i) {
+    KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
     if (t.tile_size == 0) continue;  // not used (planKeyPipelines)
-    const std::string tiles = &t == &lookback.tiles[1] ? "large_" : "";
+    const std::string tiles = tile_names[i];
     add(tiles + "lookback_setup", setupSpec(t.tuning), &t.setup);
-    addScatters(tiles + "onesweep", onesweepSpec(t.tuning, limits, key_words, false),
-                onesweepSpec(t.tuning, limits, key_words, true), t.scatter);
+    const auto tile = static_cast<LookbackTile>(i);
+    if (tile != LookbackTile::kLargePairs)
+      add(tiles + "onesweep_keys", onesweepSpec(t.tuning, limits, key_words, false), &t.scatter.keys,
+          &t.scatter.keys_mapped);
+    if (tile != LookbackTile::kLargeKeys)
+      add(tiles + "onesweep_pairs", onesweepSpec(t.tuning, limits, key_words, true), &t.scatter.pairs,
+          &t.scatter.pairs_mapped);
   }
   add("histogram", spec(VREN_RADIX_SPIRV(histogram), lookback.tiles[0].tuning), &lookback.histogram,
       &lookback.histogram_mapped);
@@ -310,6 +319,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
                                     std::pair{&s->properties.tuning_u64, &s->u64.lookback}}) {
     const TuningConfig& small = lookback->tiles[0].tuning;
     const TuningConfig& large = lookback->tiles[1].tuning;
+    const TuningConfig& large_pairs = lookback->tiles[2].tuning;
     reported->lookback_max_count = std::min(lookback->max_count, detail::kLookbackMaxCount);
     reported->lookback_workgroup_size = small.workgroup_size;
     reported->lookback_keys_per_thread = small.keys_per_thread;
@@ -317,6 +327,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     reported->large_tile_min_count = lookback->large_min_count;
     reported->large_tile_workgroup_size = large.workgroup_size;
     reported->large_tile_keys_per_thread = large.keys_per_thread;
+    reported->large_tile_pairs_workgroup_size = large_pairs.workgroup_size;
+    reported->large_tile_pairs_keys_per_thread = large_pairs.keys_per_thread;
   }
   s->properties.tuning.block_max_count = s->u32.block.max_count;
   s->properties.tuning_u64.block_max_count = s->u64.block.max_count;
@@ -372,6 +384,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;
   s->properties.large_tile_size = s->u32.lookback.tiles[1].tile_size;
   s->properties.large_tile_size_u64 = s->u64.lookback.tiles[1].tile_size;
+  s->properties.large_tile_pairs_size = s->u32.lookback.tiles[2].tile_size;
+  s->properties.large_tile_pairs_size_u64 = s->u64.lookback.tiles[2].tile_size;
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   return detail::finishModule(s, result, "the " + failed, out, why);
@@ -424,12 +438,12 @@ const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyTy
 // Whether a sort of `count` keys runs in one workgroup (TuningConfig::block_max_count).
 bool usesBlock(const KeyPipelines& p, uint32_t count) { return count <= p.block.max_count; }
 
-// Whether a sort of `count` keys over `bits` bits takes the look-back
+// Whether a sort of `count` keys over `bits` bits, alone or with values, takes the look-back
 // (TuningConfig::lookback_max_count). A range of one 4-bit digit on large tiles does not: with
 // 16 of 256 bins in use, the subgroups' counters contend, and one 4-bit pass is faster (H200,
 // keys below 16, bits [0, 4), 2^26: 0.37 ms against 0.75 ms).
-bool usesLookback(const KeyPipelines& p, uint32_t count, uint32_t bits) {
-  const KeyPipelines::Lookback::Tiles& t = p.lookback.tilesFor(count);
+bool usesLookback(const KeyPipelines& p, uint32_t count, uint32_t bits, bool with_values) {
+  const KeyPipelines::Lookback::Tiles& t = p.lookback.tilesFor(count, with_values);
   if (bits <= VREN_RADIX_DEFAULT_DIGIT_BITS && count >= p.lookback.large_min_count) return false;
   return count <= std::min(p.lookback.max_count, detail::kLookbackMaxCount) && t.tile_size > 0 &&
          divCeil(count, t.tile_size) <= t.max_tiles;
@@ -449,11 +463,12 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count, KeyType key_type) {
   {
     const KeyPipelines::Lookback& lookback = pipelinesFor(s, key_type).lookback;
     const uint32_t max_count = std::min(lookback.max_count, detail::kLookbackMaxCount);
-    // Small tiles below large_min_count keys, large ones from it.
+    // Small tiles below large_min_count keys, large ones (keys alone or with values) from it.
     const std::pair<uint32_t, uint32_t> ranges[] = {
         {1, std::min(lookback.large_min_count == 0 ? 0 : lookback.large_min_count - 1, max_count)},
+        {lookback.large_min_count, max_count},
         {lookback.large_min_count, max_count}};
-    for (size_t i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < kLookbackTiles; ++i) {
       const KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
       const uint32_t last = std::min({std::max(count, 1u), ranges[i].second,
                                       static_cast<uint32_t>(std::min<uint64_t>(uint64_t{t.max_tiles} * t.tile_size, ~0u))});
@@ -498,7 +513,8 @@ MemoryRequirements getMemoryRequirements(const Sorter* s, uint32_t max_count, bo
 uint32_t getPassCount(const Sorter* s, const SortInfo& info) {
   if (info.count == 0) return 0;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
-  const bool eight_bits = usesBlock(p, info.count) || usesLookback(p, info.count, info.end_bit - info.begin_bit);
+  const bool eight_bits = usesBlock(p, info.count) || usesLookback(p, info.count, info.end_bit - info.begin_bit,
+                                                                   info.values.buffer != VK_NULL_HANDLE);
   return passCount(info.begin_bit, info.end_bit, eight_bits ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits);
 }
 
@@ -656,8 +672,8 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
   // info.count bounds a GPU-side count too.
-  const bool lookback = usesLookback(p, info.count, info.end_bit - info.begin_bit);
-  const KeyPipelines::Lookback::Tiles& lookback_tiles = p.lookback.tilesFor(info.count);
+  const bool lookback = usesLookback(p, info.count, info.end_bit - info.begin_bit, with_values);
+  const KeyPipelines::Lookback::Tiles& lookback_tiles = p.lookback.tilesFor(info.count, with_values);
   const uint32_t digit_bits = lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits;
   const uint32_t tile_size = lookback ? lookback_tiles.tile_size : p.tile_size;
   const uint32_t passes = getPassCount(s, info);

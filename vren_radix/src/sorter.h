@@ -67,21 +67,25 @@ struct KeyPipelines {
   ScatterPipelines scatter;
   VkPipeline copy = VK_NULL_HANDLE;
   // Look-back sorts (TuningConfig::lookback_max_count): the histogram of every pass, then one
-  // onesweep dispatch per pass, on small tiles or from large_min_count keys on large ones.
+  // onesweep dispatch per pass, on small tiles or from large_min_count keys on large ones (one
+  // shape for keys alone, one with values).
   struct Lookback {
     struct Tiles {
       TuningConfig tuning{};  // lookback_max_count 0: not on this device
       uint32_t tile_size = 0;
       uint32_t max_tiles = 0;  // detail::lookbackMaxTiles(), within the internal buffer's words
       VkPipeline setup = VK_NULL_HANDLE;  // the tile count and grid for this tile
-      ScatterPipelines scatter;
+      ScatterPipelines scatter;  // large tiles: the keys' or the pairs' only
     };
-    std::array<Tiles, 2> tiles;  // small, large
+    std::array<Tiles, detail::kLookbackTiles> tiles;  // by detail::LookbackTile
     uint32_t max_count = 0;        // 0: no look-back on this device
     uint32_t large_min_count = 0;  // from here the large tiles
     VkPipeline histogram = VK_NULL_HANDLE;
     VkPipeline histogram_mapped = VK_NULL_HANDLE;
-    const Tiles& tilesFor(uint32_t count) const { return tiles[count >= large_min_count ? 1 : 0]; }
+    const Tiles& tilesFor(uint32_t count, bool with_values) const {
+      const LookbackTile large = with_values ? LookbackTile::kLargePairs : LookbackTile::kLargeKeys;
+      return tiles[static_cast<uint32_t>(count >= large_min_count ? large : LookbackTile::kSmall)];
+    }
   } lookback;
   // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch, on
   // the smallest workgroup shape that holds the keys.

@@ -16,7 +16,7 @@ constexpr uint32_t kMaxTileSize = 32768;
 // Conservative: clampTuning shrinks it to the shared memory there is (lavapipe: 256x4).
 constexpr TuningConfig kDefault = {256, 8};
 
-// NVIDIA (H200, driver 580.159.04, uniform u32, medians, ms; 2026-11-26).
+// NVIDIA (H200, driver 580.159.04, uniform u32, medians, ms; 2026-11-26 where no date is given).
 constexpr TuningConfig nvidiaTuning() {
   // The 4-bit passes, where the look-back is off: 256x4 at 2^26 keys / pairs 2.94 / 4.08
   // (earlier: 512x4, 128x8, 128x4, 256x8 and 512x2 slower for keys).
@@ -24,16 +24,26 @@ constexpr TuningConfig nvidiaTuning() {
   // The look-back at every count: 2^26 keys / pairs 2.84 / 3.70 against 2.94 / 4.08 for the
   // 4-bit passes; 2^22 0.220 / 0.293 against 0.259 / 0.338.
   t.lookback_max_count = 0xFFFFFFFFu;
-  // Large tiles from 2^21 keys: 768x10, 24 subgroups on one 7680-key tile, its rank counters
-  // packed (radix_tile_rank.glsl; 80 registers, one workgroup per SM). 2^26 keys / pairs, one
-  // session: 768x10 2.77 / 3.47, 640x12 2.80 / 3.49, 896x8 2.89 / 3.61, 384x20 unpacked (95
-  // registers) 2.87 / 3.72, 320x24 3.12 / 4.02, 256x30 3.23 / 4.22, 192x40 4.03 / 5.17; 2^24:
-  // 768x10 0.726 / 0.915 against 384x20 0.754 / 0.979. Earlier, with unpacked counters only:
-  // 448x16 2.90 / 3.75, 512x12 2.98 / 3.81, 384x16 3.10 / 4.05, 512x10 3.27 / 4.13, 256x20
-  // 3.68 / 4.80. 2^20: 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119.
+  // Large tiles from 2^21 keys. Keys alone: 512x26, 16 subgroups on a 13312-key tile staged in
+  // halves (120 registers, one workgroup per SM). 2^22 / 2^23 (8294400) / 2^24 / 2^26 keys, one
+  // session (2026-11-27): 512x26 0.208 / 0.344 / 0.654 / 2.40, 512x24 0.202 / 0.364 / 0.666 /
+  // 2.45, 512x22 0.193 / 0.360 / 0.678 / 2.51, 768x10 (staged whole, 80 registers) 0.213 / 0.381
+  // / 0.730 / 2.78, 448x24 0.201 / 0.377 / 0.721 / 2.71, 384x32 0.212 / 0.390 / 0.711 / 2.62,
+  // 384x24 0.228 / 0.401 / 0.769 / 2.89, 256x48 0.241 / 0.447 / 0.816 / 3.02; 512x28 (127
+  // registers) 2.54 at 2^26.
   t.large_tile_min_count = 1u << 21;
-  t.large_tile_workgroup_size = 768;
-  t.large_tile_keys_per_thread = 10;
+  t.large_tile_workgroup_size = 512;
+  t.large_tile_keys_per_thread = 26;
+  // With values: 768x10, 24 subgroups on one 7680-key tile, its rank counters packed
+  // (radix_tile_rank.glsl; 80 registers, one workgroup per SM). Values take registers: in halves,
+  // 512x24 reaches 128 registers and spills. 2^22 / 2^23 / 2^24 / 2^26 pairs, one session
+  // (2026-11-27): 768x10 0.279 / 0.484 / 0.918 / 3.48, 512x24 0.274 / 0.507 / 0.928 / 3.45, 512x20
+  // 0.299 / 0.510 / 0.946 / 3.54, 768x16 0.360 / 0.678 / 1.24 / 4.67, 640x20 0.380 / 0.638 / 1.25 /
+  // 4.86, 512x28 0.440 / 0.740 / 1.33 / 5.16. Staged whole (2026-11-26): 640x12 3.49, 896x8 3.61,
+  // 384x20 (95 registers) 3.72, 320x24 4.02, 256x30 4.22, 192x40 5.17 at 2^26. 2^20, keys / pairs:
+  // the small tile 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119.
+  t.large_tile_pairs_workgroup_size = 768;
+  t.large_tile_pairs_keys_per_thread = 10;
   return t;
 }
 constexpr TuningConfig kNvidia = nvidiaTuning();
@@ -123,15 +133,20 @@ bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, ui
                              onesweepStageParts(shape, limits, key_words)) > limits.max_shared_memory;
 }
 
-TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words, bool large) {
+TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words,
+                            LookbackTile tile) {
   TuningConfig wide = tuning;
   wide.digit_bits = VREN_RADIX_MAX_DIGIT_BITS;
+  const uint32_t asked_threads[] = {tuning.lookback_workgroup_size, tuning.large_tile_workgroup_size,
+                                    tuning.large_tile_pairs_workgroup_size};
+  const uint32_t asked_keys[] = {tuning.lookback_keys_per_thread, tuning.large_tile_keys_per_thread,
+                                 tuning.large_tile_pairs_keys_per_thread};
   // Whole subgroups at every size the device may run them at.
   const uint32_t step = std::max(1u, limits.max_subgroup_size);
-  uint32_t threads = std::clamp(large ? tuning.large_tile_workgroup_size : tuning.lookback_workgroup_size, step,
-                                std::max(step, limits.max_workgroup_size));
+  uint32_t threads =
+      std::clamp(asked_threads[static_cast<uint32_t>(tile)], step, std::max(step, limits.max_workgroup_size));
   threads -= threads % step;
-  uint32_t keys = std::clamp(large ? tuning.large_tile_keys_per_thread : tuning.lookback_keys_per_thread, 1u, 64u);
+  uint32_t keys = std::clamp(asked_keys[static_cast<uint32_t>(tile)], 1u, 64u);
   auto subgroups = [&](uint32_t w) { return std::max(1u, w / std::max(1u, limits.min_subgroup_size)); };
   // Per-subgroup counters grow with the subgroups: fewer threads while they take half the
   // shared memory even packed, then fewer keys per thread.

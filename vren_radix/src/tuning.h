@@ -55,10 +55,16 @@ uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits
 // fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
 bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words);
 
+// The look-back's tiles: small ones for keys alone and with values, large ones from
+// large_tile_min_count keys, one shape for keys alone and one with values.
+enum class LookbackTile : uint32_t { kSmall, kLargeKeys, kLargePairs };
+constexpr uint32_t kLookbackTiles = 3;
 // A look-back tile's tuning: 8-bit digits, lookback_workgroup_size threads (whole subgroups) x
-// lookback_keys_per_thread keys, or with `large` the large_tile_* shape, shrunk to the device's
-// shared memory; lookback_max_count 0 if nothing fits or the device has no subgroup shuffle.
-TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words, bool large);
+// lookback_keys_per_thread keys, or the large_tile_* or large_tile_pairs_* shape, shrunk to the
+// device's shared memory; lookback_max_count 0 if nothing fits or the device has no subgroup
+// shuffle.
+TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words,
+                            LookbackTile tile);
 
 // Shared memory of the one-dispatch sort (radix_sort_block.comp's map) for keys and values of a
 // workgroup of `tuning`'s shape.

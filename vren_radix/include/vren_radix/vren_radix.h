@@ -22,9 +22,9 @@
 #include <vulkan/vulkan.h>
 
 #define VREN_RADIX_VERSION_MAJOR 0
-#define VREN_RADIX_VERSION_MINOR 2
+#define VREN_RADIX_VERSION_MINOR 3
 #define VREN_RADIX_VERSION_PATCH 0
-#define VREN_RADIX_VERSION_STRING "0.2.0"
+#define VREN_RADIX_VERSION_STRING "0.3.0"
 
 namespace vren::radix {
 
@@ -51,17 +51,21 @@ struct TuningConfig {
   // tile and finds where its keys go from the earlier tiles' published counts (a decoupled
   // look-back) after a histogram of every pass's digits (radix_onesweep.comp). Tiles are
   // lookback_workgroup_size threads (whole subgroups) x lookback_keys_per_thread keys, and from
-  // large_tile_min_count keys on large_tile_workgroup_size x large_tile_keys_per_thread: large
-  // tiles win on many keys, small ones keep small sorts spread over the GPU.
-  // SorterProperties::lookback_tile_size and large_tile_size tell the tiles after clamping to the
-  // device's shared memory (u64 keys take half the keys per thread on a GPU with 48 KiB). At most
-  // 2^30 - 1 keys take the look-back; lookback_max_count 0 turns it off.
+  // large_tile_min_count keys on large_tile_workgroup_size x large_tile_keys_per_thread, and
+  // with values (or argsort) on large_tile_pairs_workgroup_size x large_tile_pairs_keys_per_thread:
+  // large tiles win on many keys, small ones keep small sorts spread over the GPU; values take
+  // registers, so pairs may want another shape. SorterProperties::lookback_tile_size,
+  // large_tile_size and large_tile_pairs_size tell the tiles after clamping to the device's
+  // shared memory (u64 keys take half the keys per thread on a GPU with 48 KiB). At most 2^30 - 1
+  // keys take the look-back; lookback_max_count 0 turns it off.
   uint32_t lookback_max_count = 1u << 20;
   uint32_t lookback_keys_per_thread = 8;
   uint32_t lookback_workgroup_size = 256;
   uint32_t large_tile_min_count = 0xFFFFFFFFu;
   uint32_t large_tile_keys_per_thread = 20;
   uint32_t large_tile_workgroup_size = 384;
+  uint32_t large_tile_pairs_keys_per_thread = 20;
+  uint32_t large_tile_pairs_workgroup_size = 384;
   // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
   // that an earlier workgroup is running. A larger budget waits longer for a slow tile, a
@@ -113,6 +117,8 @@ struct SorterProperties {
   uint32_t large_tile_size;        // look-back sorts from TuningConfig::large_tile_min_count keys
                                    // (0: none, as when that exceeds lookback_max_count)
   uint32_t large_tile_size_u64;    // and for 64-bit keys
+  uint32_t large_tile_pairs_size;  // the same for keys with values (or argsort)
+  uint32_t large_tile_pairs_size_u64;
   uint32_t block_size;         // most keys a one-dispatch sort takes (0: none on this device)
   uint32_t block_size_u64;     // and for 64-bit keys
   uint32_t subgroup_size;      // the size the passes run at (pinned or the device default)
