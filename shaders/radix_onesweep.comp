@@ -18,8 +18,9 @@
 //    the tile is too large to stage whole).
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
-// an H200, 768 x 10 (24 subgroups, packed counters) 2.77 ms, 384 x 20 (12) 2.87, and 512 x 10
-// (57 registers, two workgroups per SM, a smaller tile) 3.27.
+// an H200, 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms, 768 x 10 (24
+// subgroups, packed counters, staged whole) 2.78, 384 x 20 (12) 2.87, and 512 x 10 (57
+// registers, two workgroups per SM, a smaller tile) 3.27.
 // Where a tile's time goes (shader clocks of thread 0 at each step's barrier; H200, 2^26 keys,
 // 768 x 10): 10.0 us a tile, of it 0.6 clearing and the skip check, 1.9 loading and counting,
 // 1.15 publishing the counts and placing the subgroups, 4.0 ranking (and the digit scan), 1.4
