@@ -32,6 +32,21 @@ cmake -S "$src/tests/consumer" -B "$work/installed" -G Ninja -DCMAKE_BUILD_TYPE=
 cmake --build "$work/installed"
 "$work/installed/consumer"
 
+step "find_package(vren_radix) refuses a volk.h of another version"
+volk_dir=$(sed -n 's/^VREN_RADIX_VOLK_INCLUDE_DIR:PATH=//p' "$work/installed/CMakeCache.txt")
+mkdir -p "$work/other-volk"
+sed 's/^#define VOLK_HEADER_VERSION [0-9]*/#define VOLK_HEADER_VERSION 1/' "$volk_dir/volk.h" >"$work/other-volk/volk.h"
+if cmake -S "$src/tests/consumer" -B "$work/other-volk/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+     -DVREN_RADIX_VOLK_INCLUDE_DIR="$work/other-volk" "$@" >"$work/other-volk/log" 2>&1; then
+  echo "consumer_test: find_package accepted a volk.h of version 1" >&2
+  exit 1
+fi
+if ! grep -q "was built with volk.h version" "$work/other-volk/log"; then
+  cat "$work/other-volk/log" >&2
+  echo "consumer_test: find_package failed without saying which volk.h version it needs" >&2
+  exit 1
+fi
+
 step "add_subdirectory of $src"
 cmake -S "$src/tests/consumer" -B "$work/subdirectory" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DVREN_RADIX_SOURCE_DIR="$src" "$@" >/dev/null
