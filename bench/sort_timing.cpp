@@ -93,8 +93,7 @@ bool RepeatedSort::upload(std::span<const uint32_t> key_words, std::span<const u
          ctx_.createBuffer(value_bytes_, 0, false, &pristine_values_, error);
   if (!ok) return false;
 
-  info_.count = count;
-  info_.key_type = o.key_type;
+  info_ = sortInfoFor(o, count);
   info_.keys = {keys_.buffer, 0, key_bytes_};
   info_.keys_temp = {keys_temp_.buffer, 0, key_bytes_};
   if (with_values) {
@@ -102,10 +101,6 @@ bool RepeatedSort::upload(std::span<const uint32_t> key_words, std::span<const u
     info_.values_temp = {values_temp_.buffer, 0, value_bytes_};
   }
   info_.internal = {internal_.buffer, 0, internal_.size};
-  info_.begin_bit = o.begin_bit;
-  info_.end_bit = o.end_bit;
-  info_.descending = o.descending;
-  info_.argsort = o.argsort;
   if (const char* why = validateSortInfo(sorter, info_)) {
     *error = why;
     return false;

@@ -140,13 +140,7 @@ bool fail(const std::string& why, std::string* error) {
 SortInfo guardedSortInfo(Guarded& g, uint32_t count, std::span<const uint32_t> key_words,
                          std::span<const uint32_t> value_span, bool with_values, bool temps,
                          const MemoryRequirements& req, const SortOptions& o) {
-  SortInfo si;
-  si.count = count;
-  si.key_type = o.key_type;
-  si.begin_bit = o.begin_bit;
-  si.end_bit = o.end_bit;
-  si.descending = o.descending;
-  si.argsort = o.argsort;
+  SortInfo si = sortInfoFor(o, count);
   const VkDeviceSize key_bytes = VkDeviceSize{count} * 4 * wordsPerKey(o);
   const VkDeviceSize value_bytes = VkDeviceSize{count} * 4;
   si.keys = g.add(key_bytes, req.usage, key_words.data());

@@ -108,15 +108,10 @@ void run(Context& ctx, const SegmentCase& c, bool check_order = true) {
   Guarded segment_count = makeGuarded(ctx, 4, c.gpu_segments, usage);
 
   SegmentedSortInfo info;
-  info.sort.count = n;
-  info.sort.key_type = o.key_type;
+  info.sort = sortInfoFor(o, n);
   info.sort.keys = {keys.b.buffer, 0, key_bytes};
   if (with_values) info.sort.values = {values.b.buffer, 0, VkDeviceSize{n} * 4};
   info.sort.internal = {internal.b.buffer, 0, req.internal_size};
-  info.sort.begin_bit = o.begin_bit;
-  info.sort.end_bit = o.end_bit;
-  info.sort.descending = o.descending;
-  info.sort.argsort = o.argsort;
   if (!whole) {
     info.offsets = {offsets.b.buffer, 0, c.offsets.size() * 4};
     info.segment_count = segments;

@@ -75,11 +75,7 @@ void checkSort(Context& ctx, const std::vector<uint32_t>& input, bool pairs, con
   // The pass count the recorded sort reports is the one getPassCount() promises, and its parity
   // names the buffer that holds the result. It is ceil(bits / digit width), on the tuning's digits
   // or, for one-dispatch and look-back sorts, on 8-bit ones; with both off, always the tuning's.
-  SortInfo asked;  // what getPassCount() reads of a sort
-  asked.count = static_cast<uint32_t>(n);
-  asked.key_type = o.key_type;
-  asked.begin_bit = o.begin_bit;
-  asked.end_bit = o.end_bit;
+  SortInfo asked = sortInfoFor(o, static_cast<uint32_t>(n));  // what getPassCount() reads of a sort
   if (pairs) asked.values.buffer = reinterpret_cast<VkBuffer>(uintptr_t{1});  // only whether there are values
   const uint32_t passes = getPassCount(ctx.sorter(), asked);
   CHECK(stats.passes == passes);

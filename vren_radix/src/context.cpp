@@ -512,9 +512,7 @@ struct Context::Impl {
   };
 
   SortInfo sortInfo(const Shape& shape, const SortOptions& o) const {
-    SortInfo si;
-    si.count = shape.count;
-    si.key_type = o.key_type;
+    SortInfo si = sortInfoFor(o, shape.count);
     si.keys = {keys.buffer, 0, shape.key_bytes};
     si.keys_temp = {keys_temp.buffer, 0, shape.key_bytes};
     if (shape.value_bytes) {
@@ -522,10 +520,6 @@ struct Context::Impl {
       si.values_temp = {values_temp.buffer, 0, shape.value_bytes};
     }
     si.internal = {internal.buffer, 0, internal.size};
-    si.begin_bit = o.begin_bit;
-    si.end_bit = o.end_bit;
-    si.descending = o.descending;
-    si.argsort = o.argsort;
     return si;
   }
 

@@ -58,6 +58,19 @@ struct SortOptions {
   uint32_t gpu_count_value = 0;
 };
 
+// The SortInfo that `options` asks for over `count` keys: key type, bit range, order, argsort.
+// Buffers and timestamps are left to the caller.
+inline SortInfo sortInfoFor(const SortOptions& options, uint32_t count) {
+  SortInfo info;
+  info.count = count;
+  info.key_type = options.key_type;
+  info.begin_bit = options.begin_bit;
+  info.end_bit = options.end_bit;
+  info.descending = options.descending;
+  info.argsort = options.argsort;
+  return info;
+}
+
 // A buffer made by Context::createBuffer: device-local, or host-visible and mapped.
 struct GpuBuffer {
   VkBuffer buffer = VK_NULL_HANDLE;
