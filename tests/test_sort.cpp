@@ -652,6 +652,24 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "large_tile_min_count 0 with the look-back off: the passes alone") {
+  // No look-back tile is made, large or small: memory queries and sorts of every size go to the
+  // count, scan and scatter passes.
+  TuningConfig t = getSorterProperties(context().sorter()).tuning;
+  t.lookback_max_count = 0;
+  t.large_tile_min_count = 0;
+  t.block_max_count = 0;
+  Context& ctx = contextWithTuning(t);
+  const SorterProperties props = getSorterProperties(ctx.sorter());
+  REQUIRE(props.large_tile_size == 0);
+  REQUIRE(props.large_tile_pairs_size == 0);
+  for (uint32_t n : {1u, 1000u, 3 * props.tile_size + 5}) {
+    INFO("count " << n);
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+    checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low bits");
+  }
+}
+
 TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large for unpacked rank counters pack them" * doctest::test_suite("subgroup")) {
   // A large tile of 128 threads x 49 keys asked for (odd: never staged in halves): on 32 KiB of
   // shared memory (lavapipe), at

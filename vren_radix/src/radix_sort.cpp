@@ -470,6 +470,7 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count, KeyType key_type) {
         {lookback.large_min_count, max_count}};
     for (size_t i = 0; i < kLookbackTiles; ++i) {
       const KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
+      if (t.tile_size == 0) continue;  // not made (planKeyPipelines)
       const uint32_t last = std::min({std::max(count, 1u), ranges[i].second,
                                       static_cast<uint32_t>(std::min<uint64_t>(uint64_t{t.max_tiles} * t.tile_size, ~0u))});
       if (ranges[i].first > last) continue;
