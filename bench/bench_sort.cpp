@@ -587,9 +587,9 @@ constexpr const char* kFlagsHelp =
     "  --device=N        the Vulkan device, numbered as by `vren-radix info`\n"
     "  --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)\n"
     "  --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads\n"
-    "  --large-tile=M[xK[xW]] look-back sorts from M keys on large tiles of W threads x K keys (on top of\n"
-    "                    the device's tuning, or of --tuning)\n"
-    "  --large-pairs-tile=K[xW] the same large tiles' shape for keys with values\n\n";
+    "  --large-tile=M[xK[xW]] look-back sorts from M keys on large tiles, for keys alone of W threads x K\n"
+    "                    keys (on top of the device's tuning, or of --tuning)\n"
+    "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort)\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;

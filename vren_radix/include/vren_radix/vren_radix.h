@@ -56,8 +56,10 @@ struct TuningConfig {
   // large tiles win on many keys, small ones keep small sorts spread over the GPU; values take
   // registers, so pairs may want another shape. SorterProperties::lookback_tile_size,
   // large_tile_size and large_tile_pairs_size tell the tiles after clamping to the device's
-  // shared memory (u64 keys take half the keys per thread on a GPU with 48 KiB). At most 2^30 - 1
-  // keys take the look-back; lookback_max_count 0 turns it off.
+  // shared memory: an even keys per thread is kept where the tile fits staged in two halves,
+  // else keys per thread shrink until it fits whole (u64 keys, twice the bytes: on NVIDIA's 48
+  // KiB the default large tiles become 512 x 8 and 768 x 5). At most 2^30 - 1 keys take the
+  // look-back; lookback_max_count 0 turns it off.
   uint32_t lookback_max_count = 1u << 20;
   uint32_t lookback_keys_per_thread = 8;
   uint32_t lookback_workgroup_size = 256;
@@ -194,7 +196,9 @@ const char* validateSortInfo(const Sorter* sorter, const SortInfo& info);
 
 // The radix passes cmdSort records for `info`: ceil((end_bit - begin_bit) / digit bits), with the
 // digit width of the tuning for info.key_type, or 8 bits for one-dispatch and look-back sorts
-// (info.count and the bit range decide); 0 for no elements or an empty bit range. Its parity tells where the result is (SortResult::in_temp).
+// (info.count, the bit range and whether info.values is set decide: keys alone and keys with
+// values may take look-back tiles of different sizes); 0 for no elements or an empty bit range.
+// Its parity tells where the result is (SortResult::in_temp).
 uint32_t getPassCount(const Sorter* sorter, const SortInfo& info);
 
 // Records the sort into `cmd`. Records only: no allocation, submission or wait.
