@@ -165,7 +165,7 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
   // Look-back tiles of an even count of keys per thread that the shared memory cannot stage whole
   // beside even packed rank counters keep their keys in registers until the stores, which stage
   // them in two halves (radix_onesweep.comp's STAGE_PARTS). On 32 KiB (lavapipe) at 4, 8 and 16
-  // lanes: 128 x 46, 256 x 22 and 256 x 34.
+  // lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys.
   const uint32_t lanes = context().device().subgroup_size;
   const uint32_t threads = lanes <= 4 ? 128 : 256, keys = lanes <= 4 ? 46 : lanes <= 8 ? 22 : 34;
   TuningConfig c = getSorterProperties(context().sorter()).tuning;
@@ -197,6 +197,20 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
   wide.end_bit = 64;
   const uint32_t t64 = p.lookback_tile_size_u64;
   checkSort(big, makeKeys(2 * (2 * t64 + 3), Distribution::kUniform, rng()), true, wide, "u64");
+
+  // 64-bit keys in halves (the tiles above shrink for them): 128 x 22, 256 x 10 and 256 x 18.
+  TuningConfig c64 = c;
+  c64.lookback_keys_per_thread = lanes <= 4 ? 22 : lanes <= 8 ? 10 : 18;
+  Context& big64 = contextWithTuning(c64);
+  const uint32_t h64 = getSorterProperties(big64.sorter()).lookback_tile_size_u64;
+  REQUIRE(h64 == threads * c64.lookback_keys_per_thread);  // not shrunk
+  const uint64_t whole64 = uint64_t{8} * h64 + 2ull * (threads / lanes) * 256;
+  if (big64.device().max_shared_memory == 32768) REQUIRE(whole64 > big64.device().max_shared_memory);
+  for (uint32_t n : {h64 - 1, 2 * h64 + 3}) {
+    for (bool pairs : {false, true}) checkSort(big64, makeKeys(2 * n, Distribution::kUniform, rng()), pairs, wide, "u64");
+  }
+  wide.descending = true;
+  checkSort(big64, makeKeys(2 * (h64 + 9), Distribution::kLowBits, rng()), true, wide, "u64 descending");
 }
 
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
