@@ -13,6 +13,10 @@ work=$(cd "$work" && pwd)
 prefix=$work/prefix
 
 step() { echo "consumer_test: $*"; }
+fail() {
+  echo "consumer_test: $*" >&2
+  exit 1
+}
 
 step "build and install the library and the CLI into $prefix"
 cmake -S "$src" -B "$work/lib" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
@@ -21,10 +25,7 @@ cmake -S "$src" -B "$work/lib" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTA
 cmake --build "$work/lib"
 cmake --install "$work/lib" >/dev/null
 "$prefix/bin/vren-radix" --version
-if grep -rl -e "$src" -e "$work/lib" "$prefix"; then
-  echo "consumer_test: the installed files above name the source or build tree" >&2
-  exit 1
-fi
+if grep -rl -e "$src" -e "$work/lib" "$prefix"; then fail "the installed files above name the source or build tree"; fi
 
 step "find_package(vren_radix) from the prefix"
 cmake -S "$src/tests/consumer" -B "$work/installed" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -38,13 +39,11 @@ mkdir -p "$work/other-volk"
 sed 's/^#define VOLK_HEADER_VERSION [0-9]*/#define VOLK_HEADER_VERSION 1/' "$volk_dir/volk.h" >"$work/other-volk/volk.h"
 if cmake -S "$src/tests/consumer" -B "$work/other-volk/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
      -DVREN_RADIX_VOLK_INCLUDE_DIR="$work/other-volk" "$@" >"$work/other-volk/log" 2>&1; then
-  echo "consumer_test: find_package accepted a volk.h of version 1" >&2
-  exit 1
+  fail "find_package accepted a volk.h of version 1"
 fi
 if ! grep -q "was built with volk.h version" "$work/other-volk/log"; then
   cat "$work/other-volk/log" >&2
-  echo "consumer_test: find_package failed without saying which volk.h version it needs" >&2
-  exit 1
+  fail "find_package failed without saying which volk.h version it needs"
 fi
 
 step "add_subdirectory of $src"
@@ -52,8 +51,7 @@ cmake -S "$src/tests/consumer" -B "$work/subdirectory" -G Ninja -DCMAKE_BUILD_TY
   -DVREN_RADIX_SOURCE_DIR="$src" "$@" >/dev/null
 cmake --build "$work/subdirectory"
 if [ -e "$work/subdirectory/vren_radix/tests" ] || [ -e "$work/subdirectory/vren_radix/vren-radix" ]; then
-  echo "consumer_test: as a subproject, vren_radix built its tests or CLI; they must default to OFF" >&2
-  exit 1
+  fail "as a subproject, vren_radix built its tests or CLI; they must default to OFF"
 fi
 "$work/subdirectory/consumer"
 step "both builds sorted"
