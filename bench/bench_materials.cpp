@@ -181,8 +181,7 @@ class Bench {
     std::memcpy(staging_.mapped, ids_.data(), bytes);
     return ctx_.submit(
         [&](VkCommandBuffer cmd) {
-          const VkBufferCopy region{0, 0, bytes};
-          vkCmdCopyBuffer(cmd, staging_.buffer, buffers_[0].buffer, 1, &region);
+          ctx_.cmdCopy(cmd, staging_.buffer, 0, buffers_[0].buffer, 0, bytes);
         },
         error);
   }
@@ -330,10 +329,7 @@ class Bench {
         [&](VkCommandBuffer cmd) {
           ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                           VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-          for (const Copy& c : copies) {
-            const VkBufferCopy region{0, c.at, c.bytes};
-            vkCmdCopyBuffer(cmd, c.buffer, staging_.buffer, 1, &region);
-          }
+          for (const Copy& c : copies) ctx_.cmdCopy(cmd, c.buffer, 0, staging_.buffer, c.at, c.bytes);
           ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                           VK_ACCESS_HOST_READ_BIT);
         },

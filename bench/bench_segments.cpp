@@ -80,9 +80,8 @@ struct Buffers {
   std::vector<GpuBuffer> list;
 };
 
-void copy(VkCommandBuffer cmd, const BufferRange& from, const BufferRange& to, VkDeviceSize bytes) {
-  const VkBufferCopy region{from.offset, to.offset, bytes};
-  vkCmdCopyBuffer(cmd, from.buffer, to.buffer, 1, &region);
+void copy(const Context& ctx, VkCommandBuffer cmd, const BufferRange& from, const BufferRange& to, VkDeviceSize bytes) {
+  ctx.cmdCopy(cmd, from.buffer, from.offset, to.buffer, to.offset, bytes);
 }
 
 // Checks the result: per segment, the stable order of the keys (descending for largest), first k.
@@ -169,13 +168,13 @@ void benchShape(benchmark::State& state, Context& ctx, const Shape& shape) {
   const BufferRange staged_offsets{staging.buffer, staging_bytes, offsets.size() * 4};
   bool ok = ctx.submit(
       [&](VkCommandBuffer cmd) {
-        copy(cmd, staging, info.sort.keys, VkDeviceSize{n} * 4);
-        if (shape.segments) copy(cmd, staged_offsets, info.offsets, offsets.size() * 4);
+        copy(ctx, cmd, staging, info.sort.keys, VkDeviceSize{n} * 4);
+        if (shape.segments) copy(ctx, cmd, staged_offsets, info.offsets, offsets.size() * 4);
         ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
         record(cmd);
-        copy(cmd, out_keys, staging, out_slots * 4);
-        if (values) copy(cmd, out_values, {staging.buffer, staging_bytes, 0}, out_slots * 4);
+        copy(ctx, cmd, out_keys, staging, out_slots * 4);
+        if (values) copy(ctx, cmd, out_values, {staging.buffer, staging_bytes, 0}, out_slots * 4);
         ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                        VK_ACCESS_HOST_READ_BIT);
       },

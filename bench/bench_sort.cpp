@@ -463,10 +463,9 @@ bool timeCopy(Context& ctx, uint64_t bytes, int repetitions, std::vector<double>
             ctx.submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, src.buffer, 0, VK_WHOLE_SIZE, 0x12345678u); },
                        error);
   gpu_ms->clear();
-  const VkBufferCopy region{0, 0, bytes};
   for (int r = 0; ok && r < std::max(1, repetitions); ++r) {
     double ms = 0;
-    ok = ctx.submit([&](VkCommandBuffer cmd) { vkCmdCopyBuffer(cmd, src.buffer, dst.buffer, 1, &region); }, error, &ms);
+    ok = ctx.submit([&](VkCommandBuffer cmd) { ctx.cmdCopy(cmd, src.buffer, 0, dst.buffer, 0, bytes); }, error, &ms);
     gpu_ms->push_back(ms);
   }
   if (src.buffer) ctx.destroyBuffer(&src);

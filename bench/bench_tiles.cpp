@@ -111,8 +111,7 @@ class Bench {
     std::memcpy(staging_.mapped, keys_.data(), key_bytes);
     return ctx_.submit(
         [&](VkCommandBuffer cmd) {
-          const VkBufferCopy region{0, 0, key_bytes};
-          vkCmdCopyBuffer(cmd, staging_.buffer, keys_buffer_.buffer, 1, &region);
+          ctx_.cmdCopy(cmd, staging_.buffer, 0, keys_buffer_.buffer, 0, key_bytes);
         },
         error);
   }

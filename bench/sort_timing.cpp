@@ -20,13 +20,6 @@ namespace {
 constexpr double kWarmupMs = 500;
 constexpr double kMaxWarmupSorts = 2000;
 
-void copy(VkCommandBuffer cmd, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
-          VkDeviceSize bytes) {
-  if (bytes == 0) return;
-  const VkBufferCopy region{src_offset, dst_offset, bytes};
-  vkCmdCopyBuffer(cmd, src, dst, 1, &region);
-}
-
 // One input on the device, sorted again and again: the sort's buffers, a pristine copy of the
 // input that every sort starts from, and the timestamps. Freed with it.
 class RepeatedSort {
@@ -113,8 +106,8 @@ bool RepeatedSort::upload(std::span<const uint32_t> key_words, std::span<const u
   double upload_ms = 0;
   if (!ctx_.submit(
           [&](VkCommandBuffer cmd) {
-            copy(cmd, staging_.buffer, 0, pristine_keys_.buffer, 0, key_bytes_);
-            copy(cmd, staging_.buffer, key_bytes_, pristine_values_.buffer, 0, value_bytes_);
+            ctx_.cmdCopy(cmd, staging_.buffer, 0, pristine_keys_.buffer, 0, key_bytes_);
+            ctx_.cmdCopy(cmd, staging_.buffer, key_bytes_, pristine_values_.buffer, 0, value_bytes_);
             if (o.gpu_count) vkCmdUpdateBuffer(cmd, gpu_count_.buffer, 0, 4, &o.gpu_count_value);
           },
           error, &upload_ms))
@@ -140,8 +133,8 @@ bool RepeatedSort::sort(uint32_t warmup, uint32_t repetitions, bool every_dispat
           ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                           VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
                           VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-          copy(cmd, pristine_keys_.buffer, 0, keys_.buffer, 0, key_bytes_);
-          copy(cmd, pristine_values_.buffer, 0, values_.buffer, 0, value_bytes_);
+          ctx_.cmdCopy(cmd, pristine_keys_.buffer, 0, keys_.buffer, 0, key_bytes_);
+          ctx_.cmdCopy(cmd, pristine_values_.buffer, 0, values_.buffer, 0, value_bytes_);
           ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
           SortInfo si = info_;
@@ -154,8 +147,8 @@ bool RepeatedSort::sort(uint32_t warmup, uint32_t repetitions, bool every_dispat
         if (!read_back) return;
         ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                         VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-        copy(cmd, result.keys.buffer, 0, staging_.buffer, 0, key_bytes_);
-        copy(cmd, result.values.buffer, 0, staging_.buffer, key_bytes_, value_bytes_);
+        ctx_.cmdCopy(cmd, result.keys.buffer, 0, staging_.buffer, 0, key_bytes_);
+        ctx_.cmdCopy(cmd, result.values.buffer, 0, staging_.buffer, key_bytes_, value_bytes_);
         ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                         VK_ACCESS_HOST_READ_BIT);
       },

@@ -171,20 +171,14 @@ bool sortOnGpu(Context& ctx, const Arguments& a, const std::vector<uint32_t>& id
   std::memcpy(staging.mapped, ids.data(), ids_bytes);
   const bool ok = ctx.submit(
       [&](VkCommandBuffer cmd) {
-        if (ids_bytes) {
-          const VkBufferCopy upload{0, 0, ids_bytes};
-          vkCmdCopyBuffer(cmd, staging.buffer, info.material_ids.buffer, 1, &upload);
-        }
+        ctx.cmdCopy(cmd, staging.buffer, 0, info.material_ids.buffer, 0, ids_bytes);
         ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
         cmdSortMaterials(sorter.get(), cmd, info);
         ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
         const BufferRange* outputs[] = {&info.counts, &info.offsets, &info.dispatch, &info.new_to_old};
-        for (int i = 0; i < 4; ++i) {
-          const VkBufferCopy down{0, out_at[i], out_sizes[i]};
-          vkCmdCopyBuffer(cmd, outputs[i]->buffer, staging.buffer, 1, &down);
-        }
+        for (int i = 0; i < 4; ++i) ctx.cmdCopy(cmd, outputs[i]->buffer, 0, staging.buffer, out_at[i], out_sizes[i]);
         ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
       },

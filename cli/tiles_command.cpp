@@ -172,8 +172,7 @@ bool pack(Context& ctx, const Options& o, const std::vector<uint32_t>& keys, Pac
   std::memcpy(b.staging.mapped, keys.data(), key_bytes);
   const bool uploaded = ctx.submit(
       [&](VkCommandBuffer cmd) {
-        const VkBufferCopy region{0, 0, key_bytes};
-        vkCmdCopyBuffer(cmd, b.staging.buffer, b.keys.buffer, 1, &region);
+        ctx.cmdCopy(cmd, b.staging.buffer, 0, b.keys.buffer, 0, key_bytes);
         vkCmdFillBuffer(cmd, b.counter.buffer, 0, 4, 0);
         // Orders the upload before the pass of the next submission, outside its timed region.
         memoryBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,

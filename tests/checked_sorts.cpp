@@ -73,7 +73,7 @@ class Guarded {
                           VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
           for (const Entry& e : buffers_) {
             vkCmdFillBuffer(cmd, e.gpu.buffer, e.used, kCanaryBytes, kCanary);
-            if (e.data) copy(cmd, staging_.buffer, e.staged_at, e.gpu.buffer, 0, e.used);
+            if (e.data) ctx_.cmdCopy(cmd, staging_.buffer, e.staged_at, e.gpu.buffer, 0, e.used);
           }
           ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -84,12 +84,12 @@ class Guarded {
           results_at_.clear();
           for (size_t i = 0; i < results.size(); ++i) {
             results_at_.push_back(at);
-            copy(cmd, results[i], 0, staging_.buffer, at, result_bytes[i]);
+            ctx_.cmdCopy(cmd, results[i], 0, staging_.buffer, at, result_bytes[i]);
             at += result_bytes[i];
           }
           canaries_at_ = at;
           for (const Entry& e : buffers_) {
-            copy(cmd, e.gpu.buffer, e.used, staging_.buffer, at, kCanaryBytes);
+            ctx_.cmdCopy(cmd, e.gpu.buffer, e.used, staging_.buffer, at, kCanaryBytes);
             at += kCanaryBytes;
           }
           ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -114,13 +114,6 @@ class Guarded {
     const void* data = nullptr;
     VkDeviceSize staged_at = 0;
   };
-
-  static void copy(VkCommandBuffer cmd, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
-                   VkDeviceSize bytes) {
-    if (bytes == 0) return;
-    const VkBufferCopy region{src_offset, dst_offset, bytes};
-    vkCmdCopyBuffer(cmd, src, dst, 1, &region);
-  }
 
   Context& ctx_;
   std::vector<Entry> buffers_;

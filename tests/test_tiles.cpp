@@ -130,8 +130,7 @@ void runPack(const TilePacker* p, const Screen& s, const PackOptions& o, PackOut
 
   const bool ok = ctx.submit(
       [&](VkCommandBuffer cmd) {
-        const VkBufferCopy upload{0, o.keys_offset, key_bytes};
-        vkCmdCopyBuffer(cmd, staging.buffer, buffers[0].buffer, 1, &upload);
+        ctx.cmdCopy(cmd, staging.buffer, 0, buffers[0].buffer, o.keys_offset, key_bytes);
         vkCmdFillBuffer(cmd, buffers[1].buffer, 0, 4, o.counter_start);
         for (int i = 2; i < 5; ++i) vkCmdFillBuffer(cmd, buffers[i].buffer, 0, sizes[i], kPoison);
         for (int i = 1; i < 5; ++i) vkCmdFillBuffer(cmd, buffers[i].buffer, sizes[i], kCanaryBytes, kCanary);
@@ -142,8 +141,7 @@ void runPack(const TilePacker* p, const Screen& s, const PackOptions& o, PackOut
                        VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
         VkDeviceSize at = key_bytes;
         for (int i = 1; i < 5; ++i) {
-          const VkBufferCopy region{0, at, sizes[i] + kCanaryBytes};
-          vkCmdCopyBuffer(cmd, buffers[i].buffer, staging.buffer, 1, &region);
+          ctx.cmdCopy(cmd, buffers[i].buffer, 0, staging.buffer, at, sizes[i] + kCanaryBytes);
           at += sizes[i] + kCanaryBytes;
         }
         ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,

@@ -468,9 +468,13 @@ struct Context::Impl {
   }
 
   void copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
+    copyInto(cmd, src, src_offset, dst, dst_offset, bytes);
+  }
+  void copyInto(VkCommandBuffer into, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
+                VkDeviceSize bytes) const {
     if (bytes == 0) return;
-    VkBufferCopy region{src_offset, dst_offset, bytes};
-    vk.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+    const VkBufferCopy region{src_offset, dst_offset, bytes};
+    vk.vkCmdCopyBuffer(into, src, dst, 1, &region);
   }
 
   void barrier(VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
@@ -866,6 +870,10 @@ VkDevice Context::vkDevice() const { return impl_->device; }
 void Context::cmdBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
                          VkPipelineStageFlags dst_stage, VkAccessFlags dst) const {
   impl_->barrierInto(cmd, src_stage, src, dst_stage, dst);
+}
+void Context::cmdCopy(VkCommandBuffer cmd, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
+                      VkDeviceSize dst_offset, VkDeviceSize bytes) const {
+  impl_->copyInto(cmd, src, src_offset, dst, dst_offset, bytes);
 }
 bool Context::subgroupSizeControlEnabled() const { return impl_->size_control; }
 PFN_vkGetInstanceProcAddr Context::instanceProcAddr() const { return vkGetInstanceProcAddr; }

@@ -164,6 +164,10 @@ class Context {
   // accesses at `dst_stage`.
   void cmdBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
                   VkPipelineStageFlags dst_stage, VkAccessFlags dst) const;
+  // Records into cmd a copy of `bytes` bytes from src at src_offset to dst at dst_offset
+  // (nothing for 0 bytes).
+  void cmdCopy(VkCommandBuffer cmd, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
+               VkDeviceSize bytes) const;
   // Records `record` into a fresh command buffer, submits it and waits. If gpu_ms is given,
   // timestamps around the recorded work measure it; it is negative if the queue has none.
   bool submit(const std::function<void(VkCommandBuffer)>& record, std::string* error, double* gpu_ms = nullptr);
