@@ -464,16 +464,15 @@ VkDeviceSize internalSize(const Sorter* s, uint32_t count, KeyType key_type) {
     const KeyPipelines::Lookback& lookback = pipelinesFor(s, key_type).lookback;
     const uint32_t max_count = std::min(lookback.max_count, detail::kLookbackMaxCount);
     // Small tiles below large_min_count keys, large ones (keys alone or with values) from it.
-    const std::pair<uint32_t, uint32_t> ranges[] = {
-        {1, std::min(lookback.large_min_count == 0 ? 0 : lookback.large_min_count - 1, max_count)},
-        {lookback.large_min_count, max_count},
-        {lookback.large_min_count, max_count}};
-    for (size_t i = 0; i < kLookbackTiles; ++i) {
-      const KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
+    const std::pair<uint32_t, uint32_t> small{
+        1, std::min(lookback.large_min_count == 0 ? 0 : lookback.large_min_count - 1, max_count)};
+    const std::pair<uint32_t, uint32_t> large{lookback.large_min_count, max_count};
+    for (const KeyPipelines::Lookback::Tiles& t : lookback.tiles) {
       if (t.tile_size == 0) continue;  // not made (planKeyPipelines)
-      const uint32_t last = std::min({std::max(count, 1u), ranges[i].second,
+      const std::pair<uint32_t, uint32_t>& range = &t == &lookback.tiles[0] ? small : large;
+      const uint32_t last = std::min({std::max(count, 1u), range.second,
                                       static_cast<uint32_t>(std::min<uint64_t>(uint64_t{t.max_tiles} * t.tile_size, ~0u))});
-      if (ranges[i].first > last) continue;
+      if (range.first > last) continue;
       const uint32_t lookback_tiles = std::max(1u, divCeil(last, t.tile_size));
       words = std::max(words, VREN_RADIX_LOOKBACK_WORDS + VkDeviceSize{2} * VREN_RADIX_MAX_BINS * lookback_tiles);
     }

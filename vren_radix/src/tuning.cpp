@@ -147,17 +147,17 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
       std::clamp(asked_threads[static_cast<uint32_t>(tile)], step, std::max(step, limits.max_workgroup_size));
   threads -= threads % step;
   uint32_t keys = std::clamp(asked_keys[static_cast<uint32_t>(tile)], 1u, 64u);
-  auto subgroups = [&](uint32_t w) { return std::max(1u, w / std::max(1u, limits.min_subgroup_size)); };
   // Per-subgroup counters grow with the subgroups: fewer threads while they take half the
   // shared memory even packed, then fewer keys per thread.
-  while (threads > step && 2 * subgroups(threads) * 256 > limits.max_shared_memory / 2) threads -= step;
+  while (threads > step && 2 * onesweepSubgroups(threads, limits) * 256 > limits.max_shared_memory / 2)
+    threads -= step;
   auto fits = [&](uint32_t k, uint32_t parts) {
-    return onesweepSharedBytes(threads, k, subgroups(threads), key_words, true, parts) <= limits.max_shared_memory;
+    return onesweepSharedBytes(threads, k, onesweepSubgroups(threads, limits), key_words, true, parts) <=
+           limits.max_shared_memory;
   };
   // The keys asked for, staged in halves (onesweepStageParts) where they fit no other way; else
   // fewer keys, staged whole.
-  const bool halves = keys % 2 == 0 && !fits(keys, 1) && fits(keys, 2);
-  if (!halves)
+  if (keys % 2 != 0 || !fits(keys, 2))
     while (keys > 1 && !fits(keys, 1)) --keys;
   wide.workgroup_size = threads;
   wide.keys_per_thread = keys;
@@ -165,7 +165,7 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   // polls of a SIMD vector's lanes together: at 1024 polls, the rounds of counting missing tiles
   // (at most lookbackMaxTiles()) and the other loops stay below that.
   if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
-  if (!fits(keys, halves ? 2 : 1) ||
+  if (!fits(keys, onesweepStageParts(wide, limits, key_words)) ||
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
     wide.lookback_max_count = 0;
   return wide;
