@@ -14,13 +14,15 @@
 //    rarely wait) and each subgroup's start inside the bin found; then round after round of
 //    keys go straight into their slots in the tile, with no scan after them.
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
-// 6. Out in slot order; values follow through the same shared memory (staged in two halves where
-//    the tile is too large to stage whole).
+// 6. Out in slot order; values, loaded only now, follow through the same shared memory (staged
+//    in two halves where the tile is too large to stage whole).
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
-// an H200, 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms, 768 x 10 (24
-// subgroups, packed counters, staged whole) 2.78, 384 x 20 (12) 2.87, and 512 x 10 (57
-// registers, two workgroups per SM, a smaller tile) 3.27.
+// an H200 (ballot ranking), 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms,
+// 768 x 10 (24 subgroups, packed counters, staged whole) 2.78, 384 x 20 (12) 2.87, and 512 x 10
+// (57 registers, two workgroups per SM, a smaller tile) 3.27. More workgroups per SM on smaller
+// tiles lose: 256 x 26 (122 registers, two per SM) 3.40, 384 x 16 (79, two) 3.13, 256 x 16
+// (75, three) 4.06. Tiles staged in halves rank with the OR matcher (radix_tile_rank.glsl).
 // Where a tile's time goes (shader clocks of thread 0 at each step's barrier; H200, 2^26 keys,
 // 768 x 10): 10.0 us a tile, of it 0.6 clearing and the skip check, 1.9 loading and counting,
 // 1.15 publishing the counts and placing the subgroups, 4.0 ranking (and the digit scan), 1.4
@@ -29,6 +31,7 @@
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
 //   s_stage           4 W T / P  the tile in bin order, keys then values, in P = STAGE_PARTS parts
+//                                (with P = 2, first the OR matcher's words where they fit)
 //   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin, counts, then the
 //                                next slot in the tile (half with RANK_PACKED); and s_bin_start
 //                                4 BINS, where each bin starts in the tile
@@ -72,12 +75,17 @@ const uint KEY_WORDS = 2u;
 const uint KEY_WORDS = 1u;
 #endif
 
+shared uint s_stage[PART_SIZE * KEY_WORDS];
+// Staged in parts, the tile is staged only after the ranking: the ranking's OR matcher may use the
+// stage (radix_tile_rank.glsl).
+#define RANK_MATCH_WORDS s_stage
+const uint RANK_MATCH_CAPACITY = STAGE_PARTS > 1u ? PART_SIZE * KEY_WORDS : 0u;
+
 #include "radix_lookback.glsl"
 #include "radix_tile_rank.glsl"
 
 const uint UNITS_PER_THREAD = (RANK_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 
-shared uint s_stage[PART_SIZE * KEY_WORDS];
 shared uint s_bin_destination[BINS];
 shared bool s_skipped;  // every key has the same digit
 
@@ -179,8 +187,10 @@ void main() {
     const bool valid = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID < tile_keys;
     uint bin = bin_of(keys[i]);
     // A dependency on the previous round keeps the compiler from hoisting every round's ballots
-    // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200.
-    if (i > 0u) bin ^= ranks[i - 1u] >> 31u;
+    // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200. The OR
+    // matcher's barriers order the rounds already (and without the dependency 512 x 26 sorts
+    // 2^26 keys in 2.14 ms against 2.17).
+    if (i > 0u) bin ^= RANK_MATCH_OR ? 0u : ranks[i - 1u] >> 31u;
     ranks[i] = rank_key(bin, valid);
     if (STAGE_PARTS == 1u && valid) stage_key(ranks[i], keys[i]);
     // The next round's leader may be another lane: its atomic must follow this one, which the
@@ -188,14 +198,6 @@ void main() {
     // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
     subgroupMemoryBarrierShared();
     subgroupBarrier();
-  }
-
-  // The values, loaded now (the keys' registers are free) so that the loads overlap step 5.
-  uint values[KEYS_PER_THREAD];
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
-    values[i] = 0u;
-    if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
   }
 
   // 5. Per bin: where the bin starts in the output, from the digit totals' scan and the
@@ -235,6 +237,12 @@ void main() {
     }
   }
   if (!WITH_VALUES) return;
+  // The values, loaded only now: their registers are free of keys here.
+  uint values[KEYS_PER_THREAD];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
+    values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
+  }
   [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
     barrier();  // every key (or the previous part's values) read out of shared memory
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {

@@ -6,10 +6,15 @@
 //    subgroup's start inside the bin (rank_unit_counts), and once the bins' starts in the tile
 //    are known (a scan over the counts) places the unit there (rank_place_unit); a barrier;
 // 3. round after round of keys in input order, rank_key(bin, valid) gives a key its slot in the
-//    tile: ballots over the digit's bits find the lanes of the same bin (its peers), the highest
-//    peer advances its subgroup's start of the bin by their number with one shared atomic and
-//    hands the old value on by shuffle; slot = old value + peers below. A subgroup barrier
-//    follows each round.
+//    tile: it finds the lanes of the same bin (its peers), the highest peer advances its
+//    subgroup's start of the bin by their number with one shared atomic and hands the old value
+//    on by shuffle; slot = old value + peers below. A subgroup barrier follows each round.
+// Peers are found by DIGIT_BITS + 1 ballots over the digit's bits, or, where the includer lends
+// shared memory that is free during the ranking, by the OR matcher: each lane sets its bit in a
+// word of its bin, and the word read back holds its peers (two shared accesses and two subgroup
+// barriers in place of the ballots; on an H200 at 2^26 keys, 512 x 26 in halves, 2.18 ms against
+// 2.40 with ballots). Its words: per bin, one word per 32 lanes of the workgroup (subgroups of
+// fewer lanes share a word, each in its own bits).
 // With RANK_PACKED, two bins share a counter word (bin 2p in the low half: counters hold slots
 // of the tile, below 2^16), which halves the counters' shared memory so that more subgroups fit
 // a tile. Two bins then share each shared atomic's address, and a thread owns both: on an H200
@@ -17,7 +22,9 @@
 // 768 x 10 fit (2.77 ms).
 //
 // The including shader declares MAX_SUBGROUPS (an upper bound on gl_NumSubgroups), includes
-// radix_common.glsl and enables GL_KHR_shader_subgroup_shuffle.
+// radix_common.glsl and enables GL_KHR_shader_subgroup_shuffle. For the OR matcher it defines
+// RANK_MATCH_WORDS, a shared uint array that no other step uses between rank_match_clear() and the
+// last rank_key(), and the const uint RANK_MATCH_CAPACITY, its length in words (0: ballots).
 //
 // Shared memory (bytes): s_subgroup_bins 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED;
 // s_bin_start 4 * BINS.
@@ -34,7 +41,21 @@ uint rank_shift(uint bin) { return RANK_PACKED ? (bin & 1u) << 4u : 0u; }
 // Bin `h` of a unit's packed counts or starts.
 uint rank_unit_part(uint packed, uint h) { return RANK_PACKED ? (packed >> (16u * h)) & 0xFFFFu : packed; }
 
+// The OR matcher's words; it runs where they fit the lent array and a subgroup fits a word.
+const uint RANK_MATCH_SIZE = (gl_WorkGroupSize.x + 31u) / 32u * BINS;
+#ifdef RANK_MATCH_WORDS
+const bool RANK_MATCH_OR = RANK_MATCH_SIZE <= RANK_MATCH_CAPACITY;
+#else
+const bool RANK_MATCH_OR = false;
+#endif
+bool rank_matching_or() { return RANK_MATCH_OR && gl_SubgroupSize <= 32u; }
+
+// Counters (and the OR matcher's words) to zero; a barrier must follow.
 void rank_clear() {
+#ifdef RANK_MATCH_WORDS
+  if (rank_matching_or())
+    for (uint j = gl_LocalInvocationIndex; j < RANK_MATCH_SIZE; j += gl_WorkGroupSize.x) RANK_MATCH_WORDS[j] = 0u;
+#endif
   for (uint j = gl_LocalInvocationIndex; j < gl_NumSubgroups * RANK_UNITS; j += gl_WorkGroupSize.x)
     s_subgroup_bins[j] = 0u;
 }
@@ -71,17 +92,52 @@ uint rank_place_unit(uint unit, uint counts, uint tile_start) {
   return tile_start;
 }
 
+// The subgroup's start of `bin` advanced by `peers` (the leader's call): the start before.
+uint rank_advance(uint bin, uint peers) {
+  const uint shift = rank_shift(bin);
+  const uint old = atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], peers << shift);
+  return rank_unit_part(old >> shift, 0u);
+}
+
+#ifdef RANK_MATCH_WORDS
+uint rank_key_or(uint bin, bool valid) {
+  const uint lanes = gl_SubgroupSize;
+  const uint share = 32u / lanes;  // subgroups per word
+  const uint shift = gl_SubgroupID % share * lanes;
+  const uint at = gl_SubgroupID / share * BINS + bin;
+  const bool own_word = share == 1u;  // else other subgroups' atomics change the word's other bits
+  if (valid) atomicOr(RANK_MATCH_WORDS[at], 1u << (shift + gl_SubgroupInvocationID));
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // every peer's bit set
+  uint peers = 0u;
+  if (valid) {
+    const uint word = own_word ? RANK_MATCH_WORDS[at] : atomicOr(RANK_MATCH_WORDS[at], 0u);
+    peers = (word >> shift) & (own_word ? 0xFFFFFFFFu : (1u << lanes) - 1u);
+  }
+  const uint leader = uint(findMSB(peers));
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // every peer's word read before the leader clears the bits
+  uint before = 0u;
+  if (valid && gl_SubgroupInvocationID == leader) {
+    before = rank_advance(bin, bitCount(peers));
+    if (own_word) RANK_MATCH_WORDS[at] = 0u;
+    else atomicAnd(RANK_MATCH_WORDS[at], ~(peers << shift));
+  }
+  // Every lane takes part in the shuffle; invalid lanes read a lane of their own choosing.
+  return subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + bitCount(peers & gl_SubgroupLtMask.x);
+}
+#endif
+
 // The slot in the tile of this lane's key of `bin`; every lane of the subgroup calls it, those
 // without a key (valid false) get junk.
 uint rank_key(uint bin, bool valid) {
+#ifdef RANK_MATCH_WORDS
+  if (rank_matching_or()) return rank_key_or(bin, valid);
+#endif
   const uvec4 peers = peers_of(bin, valid);
   const uint leader = subgroupBallotFindMSB(peers);
   uint before = 0u;
-  if (valid && gl_SubgroupInvocationID == leader) {
-    const uint shift = rank_shift(bin);
-    const uint old = atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], subgroupBallotBitCount(peers) << shift);
-    before = rank_unit_part(old >> shift, 0u);
-  }
+  if (valid && gl_SubgroupInvocationID == leader) before = rank_advance(bin, subgroupBallotBitCount(peers));
   // Every lane takes part in the shuffle; invalid lanes read a lane of their own choosing.
   return subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + subgroupBallotExclusiveBitCount(peers);
 }

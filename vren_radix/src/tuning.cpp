@@ -24,26 +24,28 @@ constexpr TuningConfig nvidiaTuning() {
   // The look-back at every count: 2^26 keys / pairs 2.84 / 3.70 against 2.94 / 4.08 for the
   // 4-bit passes; 2^22 0.220 / 0.293 against 0.259 / 0.338.
   t.lookback_max_count = 0xFFFFFFFFu;
-  // Large tiles from 2^21 keys. Keys alone: 512x26, 16 subgroups on a 13312-key tile staged in
-  // halves (120 registers, one workgroup per SM). 2^22 / 2^23 (8294400) / 2^24 / 2^26 keys, one
-  // session (2026-11-27): 512x26 0.208 / 0.344 / 0.654 / 2.40, 512x24 0.202 / 0.364 / 0.666 /
-  // 2.45, 512x22 0.193 / 0.360 / 0.678 / 2.51, 768x10 (staged whole, 80 registers) 0.213 / 0.381
-  // / 0.730 / 2.78, 448x24 0.201 / 0.377 / 0.721 / 2.71, 384x32 0.212 / 0.390 / 0.711 / 2.62,
-  // 384x24 0.228 / 0.401 / 0.769 / 2.89, 256x48 0.241 / 0.447 / 0.816 / 3.02; 512x28 (127
-  // registers) 2.54 at 2^26.
+  // Large tiles from 2^21 keys, both staged in halves, which rank with the OR matcher
+  // (radix_tile_rank.glsl). 2^22 / 2^23 (8294400) / 2^24 / 2^26, ms, one session (2026-11-27).
+  // Keys alone: 512x26, 16 subgroups on a 13312-key tile (127 registers, one workgroup per SM):
+  // 0.189 / 0.310 / 0.585 / 2.14 (ballots: 0.209 / 0.344 / 0.654 / 2.39); 512x24 0.184 / 0.327 /
+  // 0.598 / 2.20, 512x28 0.200 / 0.328 / 0.589 / 2.19, 512x30 0.206 / 0.336 / 0.604 / 2.18, 512x32
+  // (spills) 0.169 / 0.311 / 0.590 / 2.16, 768x16 0.182 / 0.319 / 0.587 / 2.16, 640x20 0.188 /
+  // 0.309 / 0.588 / 2.18. With ballots (earlier that day): 512x22 0.193 / 0.360 / 0.678 / 2.51,
+  // 768x10 (staged whole, 80 registers) 0.213 / 0.381 / 0.730 / 2.78, 448x24 2.71, 384x32 2.62,
+  // 384x24 2.89, 256x48 3.02 at 2^26; tiles of 256 threads, two or three workgroups per SM, lose
+  // (radix_onesweep.comp).
   t.large_tile_min_count = 1u << 21;
   t.large_tile_workgroup_size = 512;
   t.large_tile_keys_per_thread = 26;
-  // With values: 768x10, 24 subgroups on one 7680-key tile, its rank counters packed
-  // (radix_tile_rank.glsl; 80 registers, one workgroup per SM). Values take registers: in halves,
-  // 512x24 reaches 128 registers and spills. 2^22 / 2^23 / 2^24 / 2^26 pairs, one session
-  // (2026-11-27): 768x10 0.279 / 0.484 / 0.918 / 3.48, 512x24 0.274 / 0.507 / 0.928 / 3.45, 512x20
-  // 0.299 / 0.510 / 0.946 / 3.54, 768x16 0.360 / 0.678 / 1.24 / 4.67, 640x20 0.380 / 0.638 / 1.25 /
-  // 4.86, 512x28 0.440 / 0.740 / 1.33 / 5.16. Staged whole (2026-11-26): 640x12 3.49, 896x8 3.61,
-  // 384x20 (95 registers) 3.72, 320x24 4.02, 256x30 4.22, 192x40 5.17 at 2^26. 2^20, keys / pairs:
-  // the small tile 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119.
-  t.large_tile_pairs_workgroup_size = 768;
-  t.large_tile_pairs_keys_per_thread = 10;
+  // With values: 512x24 (127 registers), its values loaded after the keys' stores. Same session:
+  // 0.248 / 0.447 / 0.818 / 3.02; 512x22 0.240 / 0.438 / 0.835 / 3.08, 512x26 (spills 16 bytes)
+  // 0.256 / 0.422 / 0.804 / 2.98, 512x20 0.270 / 0.459 / 0.851 / 3.17, 640x20 0.274 / 0.450 / 0.855
+  // / 3.17, 768x16 0.275 / 0.485 / 0.886 / 3.24, and 768x10 (staged whole, ballots, 80 registers)
+  // 0.274 / 0.478 / 0.907 / 3.44. 512x24 is within 6 % of the best at each count; tiles per SM
+  // decide the rest (2^22 pairs make 341 tiles of 12288 on 132 SMs). 2^20, keys / pairs: the small
+  // tile 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119 (2026-11-26).
+  t.large_tile_pairs_workgroup_size = 512;
+  t.large_tile_pairs_keys_per_thread = 24;
   return t;
 }
 constexpr TuningConfig kNvidia = nvidiaTuning();
