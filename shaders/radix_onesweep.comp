@@ -107,11 +107,16 @@ Key staged_key(uint slot) {
 
 void main() {
   const uint tile = tile_index();
-  if (tile >= tile_count()) return;  // uniform per workgroup: the 2D grid's overhang
-  const uint source = parity(pc.pass);
-  const uint set = pc.pass & 1u;  // this pass's published words
   const uint thread = gl_LocalInvocationIndex;
   const uint first_bin = ordered_thread() * BINS_PER_THREAD;  // this thread's bins in the per-bin steps
+  // Every state word the tile needs, loaded at once: each dependent load is a trip to memory
+  // before the keys' loads can start.
+  const uint tiles = tile_count(), count = element_count(), source = parity(pc.pass);
+  uint digit_total[BINS_PER_THREAD];
+  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
+    digit_total[j] = first_bin + j < BINS ? state(pass_totals_at(pc.pass, first_bin + j)) : 0u;
+  if (tile >= tiles) return;  // uniform per workgroup: the 2D grid's overhang
+  const uint set = pc.pass & 1u;  // this pass's published words
 
   // The next pass's words start unpublished; counters start at zero.
   for (uint b = thread; b < BINS; b += gl_WorkGroupSize.x) pc.internal.data[lookback_at(set ^ 1u, tile, b)] = 0u;
@@ -119,8 +124,8 @@ void main() {
   if (thread == 0u) s_skipped = false;
   barrier();  // flags and counters zeroed
   if ((pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u) {
-    for (uint b = thread; b < BINS; b += gl_WorkGroupSize.x)
-      if (state(pass_totals_at(pc.pass, b)) == element_count()) s_skipped = true;
+    [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
+      if (first_bin + j < BINS && digit_total[j] == count) s_skipped = true;
   }
   barrier();  // the skip flag final
   if (tile == 0u && thread == 0u) set_next_parity(s_skipped ? source : source ^ 1u);
@@ -131,7 +136,7 @@ void main() {
   WriteUints keys_out = WriteUints(pc.keys[source ^ 1u]);
   WriteUints values_out = WriteUints(pc.values[source ^ 1u]);
   const uint tile_begin = tile * TILE_SIZE;
-  const uint tile_keys = min(TILE_SIZE, element_count() - tile_begin);
+  const uint tile_keys = min(TILE_SIZE, count - tile_begin);
   const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
 
   // 1. Load.
@@ -141,9 +146,6 @@ void main() {
     const uint slot = segment + i * gl_SubgroupSize + gl_SubgroupInvocationID;
     keys[i] = slot < tile_keys ? load_key(keys_in, tile_begin + slot) : NO_KEY;
   }
-  uint digit_total[BINS_PER_THREAD];
-  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
-    digit_total[j] = first_bin + j < BINS ? state(pass_totals_at(pc.pass, first_bin + j)) : 0u;
 
   // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
