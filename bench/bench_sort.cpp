@@ -352,19 +352,21 @@ struct Flags {
   uint32_t large_pairs_keys_per_thread = 0, large_pairs_workgroup_size = 0;
 };
 
-// MAX_COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile; false if it is not that.
+// COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile, or with `count` null
+// KEYS_PER_THREAD[xTHREADS] of --large-pairs-tile; false if the value is not that.
 bool parseTileFlag(const std::string& value, uint32_t* count, uint32_t* keys_per_thread, uint32_t* threads) {
   const std::vector<std::string> texts = vren::radix::cli::splitOn(value, 'x');
-  std::vector<uint64_t> parts(texts.size());
-  bool numbers = true;
-  for (size_t part = 0; part < texts.size(); ++part)
-    numbers = numbers && vren::radix::cli::parseUint(texts[part], 0xFFFFFFFFu, &parts[part]);
-  if (!numbers || parts.size() > 3 || (parts.size() > 1 && (parts[1] == 0 || parts[1] > 64)) ||
-      (parts.size() > 2 && (parts[2] == 0 || parts[2] > 1024)))
-    return false;
-  *count = static_cast<uint32_t>(parts[0]);
-  if (parts.size() > 1) *keys_per_thread = static_cast<uint32_t>(parts[1]);
-  if (parts.size() > 2) *threads = static_cast<uint32_t>(parts[2]);
+  uint32_t* fields[] = {count, keys_per_thread, threads};
+  const uint64_t limits[] = {0xFFFFFFFFu, 64, 1024};  // keys per thread and threads start at 1
+  const size_t first = count ? 0 : 1;
+  if (texts.size() > 3 - first) return false;
+  uint64_t parts[3] = {};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const size_t field = first + i;
+    if (!vren::radix::cli::parseUint(texts[i], limits[field], &parts[field]) || (field > 0 && parts[field] == 0))
+      return false;
+  }
+  for (size_t i = 0; i < texts.size(); ++i) *fields[first + i] = static_cast<uint32_t>(parts[first + i]);
   return true;
 }
 
@@ -411,9 +413,7 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
       }
       flags->large_tile_set = true;
     } else if (key == "--large-pairs-tile") {
-      uint32_t no_count = 0;  // the same parse, the count left out
-      if (!parseTileFlag("0x" + value, &no_count, &flags->large_pairs_keys_per_thread,
-                         &flags->large_pairs_workgroup_size)) {
+      if (!parseTileFlag(value, nullptr, &flags->large_pairs_keys_per_thread, &flags->large_pairs_workgroup_size)) {
         *error = "--large-pairs-tile takes KEYS_PER_THREAD[xTHREADS], as in --large-pairs-tile=10x768.";
         return false;
       }
