@@ -58,7 +58,7 @@ struct TuningConfig {
   // large_tile_size and large_tile_pairs_size tell the tiles after clamping to the device's
   // shared memory: an even keys per thread is kept where the tile fits staged in two halves,
   // else keys per thread shrink until it fits whole (u64 keys, twice the bytes: on NVIDIA's 48
-  // KiB the default large tiles become 512 x 8 and 768 x 5). At most 2^30 - 1 keys take the
+  // KiB both default large tiles become 512 x 8). At most 2^30 - 1 keys take the
   // look-back; lookback_max_count 0 turns it off.
   uint32_t lookback_max_count = 1u << 20;
   uint32_t lookback_keys_per_thread = 8;
