@@ -196,7 +196,7 @@ void main() {
     // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200. The OR
     // matcher's barriers order the rounds already (and without the dependency 512 x 26 sorts
     // 2^26 keys in 2.14 ms against 2.17).
-    if (i > 0u) bin ^= RANK_MATCH_OR ? 0u : ranks[i - 1u] >> 31u;
+    if (i > 0u) bin ^= rank_matching_or() ? 0u : ranks[i - 1u] >> 31u;
     ranks[i] = rank_key(bin, valid);
     if (STAGE_PARTS == 1u && valid) stage_key(ranks[i], keys[i]);
     // The next round's leader may be another lane: its atomic must follow this one, which the

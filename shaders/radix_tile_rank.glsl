@@ -23,8 +23,8 @@
 //
 // The including shader declares MAX_SUBGROUPS (an upper bound on gl_NumSubgroups), includes
 // radix_common.glsl and enables GL_KHR_shader_subgroup_shuffle. For the OR matcher it defines
-// RANK_MATCH_WORDS, a shared uint array that no other step uses between rank_match_clear() and the
-// last rank_key(), and the const uint RANK_MATCH_CAPACITY, its length in words (0: ballots).
+// RANK_MATCH_WORDS, a shared uint array that no other step uses between rank_clear() and the last
+// rank_key(), and the const uint RANK_MATCH_CAPACITY, its length in words (0: ballots).
 //
 // Shared memory (bytes): s_subgroup_bins 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED;
 // s_bin_start 4 * BINS.
@@ -100,6 +100,8 @@ uint rank_advance(uint bin, uint peers) {
 }
 
 #ifdef RANK_MATCH_WORDS
+// The caller's subgroup barrier after each round (step 3) orders the leader's clear before the
+// next round's OR.
 uint rank_key_or(uint bin, bool valid) {
   const uint lanes = gl_SubgroupSize;
   const uint share = 32u / lanes;  // subgroups per word
