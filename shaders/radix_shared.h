@@ -79,9 +79,10 @@
 
 // Top-k of a whole buffer by radix select (radix_topk.comp): pc.pass names the phase, the
 // internal words hold, in order: each level's digit histogram, the state entering each level
-// (prefix, keys below it), the candidate count, two indirect grids (the later levels' and the
-// collect's, then the rank's), the candidates' keys and input indices, and each workgroup's
-// histogram of the last level.
+// (prefix, keys below it), the candidate count, the grouping word, two indirect grids (the later
+// levels' and the collect's, then the rank's), the candidates' keys and input indices, and each
+// workgroup's histogram of the last level. When level 1 gathers, the histograms of levels 1 and
+// 2 (neither counted then) hold each level-0 bin's next candidate slot and first slot.
 #define VREN_RADIX_TOPK_MAX_K 4096
 // Candidates at most: every key in the first level's bins up to the k-th key's, when they fit
 // (level 1 then gathers them and the later levels are skipped), else exactly k.
@@ -100,16 +101,24 @@
 // from shared memory. H200, k = 2048 of 2^20, candidates read from global memory: one thread per
 // candidate 0.208 ms in all, 16 threads 0.084 ms.
 #define VREN_RADIX_TOPK_RANK_SPLIT 16
-// Consecutive keys per thread in a round of the collect phase (one scan and one atomic a round).
-#define VREN_RADIX_TOPK_ROUND_KEYS 8
+// Keys per thread loaded together: a round of the level phases, and of the collect phase (one
+// scan and one atomic a round, consecutive keys). H200, k = 2048 of 2^20 / 2^24, one session,
+// before the rank compared grouped candidates: 16 keys a round 0.034 / 0.166 ms, 8 keys 0.036 /
+// 0.173, 8 in the collect and one key at a time in the levels 0.037 / 0.248.
+#define VREN_RADIX_TOPK_ROUND_KEYS 16
 #define VREN_RADIX_TOPK_HISTOGRAMS 0
 #define VREN_RADIX_TOPK_STATE (VREN_RADIX_TOPK_HISTOGRAMS + VREN_RADIX_TOPK_LEVELS * VREN_RADIX_TOPK_BINS)
 #define VREN_RADIX_TOPK_CANDIDATES (VREN_RADIX_TOPK_STATE + 2 * VREN_RADIX_TOPK_LEVELS)
+// 0: the candidates in any order; else 1 + the last level-0 bin gathered, the candidates grouped
+// by level-0 bin in bin order, each bin's first slot in VREN_RADIX_TOPK_BIN_STARTS.
+#define VREN_RADIX_TOPK_GROUPED (VREN_RADIX_TOPK_CANDIDATES + 1)
 #define VREN_RADIX_TOPK_SKIPPABLE_GRID (VREN_RADIX_TOPK_CANDIDATES + 2)  // VkDispatchIndirectCommand
 #define VREN_RADIX_TOPK_RANK_GRID (VREN_RADIX_TOPK_SKIPPABLE_GRID + 3)
 #define VREN_RADIX_TOPK_CANDIDATE_KEYS (VREN_RADIX_TOPK_CANDIDATES + 10)  // 16-byte aligned
 #define VREN_RADIX_TOPK_CANDIDATE_INDICES (VREN_RADIX_TOPK_CANDIDATE_KEYS + VREN_RADIX_TOPK_MAX_CANDIDATES)
 #define VREN_RADIX_TOPK_GROUP_HISTOGRAMS (VREN_RADIX_TOPK_CANDIDATE_INDICES + VREN_RADIX_TOPK_MAX_CANDIDATES)
+#define VREN_RADIX_TOPK_BIN_CURSORS (VREN_RADIX_TOPK_HISTOGRAMS + VREN_RADIX_TOPK_BINS)
+#define VREN_RADIX_TOPK_BIN_STARTS (VREN_RADIX_TOPK_HISTOGRAMS + 2 * VREN_RADIX_TOPK_BINS)
 #define VREN_RADIX_TOPK_WORDS (VREN_RADIX_TOPK_GROUP_HISTOGRAMS + VREN_RADIX_TOPK_MAX_GROUPS * VREN_RADIX_TOPK_BINS)
 
 #ifdef __cplusplus

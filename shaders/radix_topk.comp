@@ -14,18 +14,19 @@
 //            workgroup's counts.
 //            Level 1 first checks whether the keys in level 0's bins up to the threshold's fit
 //            the candidates (VREN_RADIX_TOPK_MAX_CANDIDATES; for uniform keys about
-//            k + count / 2048). If so it gathers them instead of counting, and workgroup 0 empties
-//            the indirect grid of the later levels and the collect; it also writes the rank's.
+//            k + count / 2048). If so it gathers them instead of counting, grouped by level-0 bin
+//            in bin order (an atomic per key on its bin's cursor), and workgroup 0 empties the
+//            indirect grid of the later levels and the collect; it also writes the rank's.
 // - collect: the last threshold gives the k-th key K exactly. Every key below K is a candidate,
 //            and so are the first k - below keys equal to K in input order: each workgroup's
 //            equal keys start after the earlier workgroups' (from their last-level counts), and
-//            within a workgroup one scan per round of keys (8 consecutive ones per thread) ranks
+//            within a workgroup one scan per round of keys (16 consecutive ones per thread) ranks
 //            both kinds. Each round that takes any takes its slots with one atomic. Exactly k
 //            candidates, in any order.
 // - rank:    each candidate's place is the number of candidates before it in (key, index)
 //            order, which is the stable order; RANK_SPLIT threads share each candidate's
-//            comparisons, over chunks of the candidates in shared memory. It is written there
-//            with its value if below k.
+//            comparisons, over chunks of the candidates in shared memory (grouped ones: only those
+//            of the workgroup's own bins). It is written there with its value if below k.
 // - segments: top-k of each segment (k <= VREN_RADIX_TOPK_SEGMENT_MAX_K), one workgroup per
 //            segment doing all of the above alone: levels counted in shared memory, candidates
 //            gathered in input order into shared memory, ranked there. One dispatch; each
@@ -39,10 +40,11 @@
 // the words of radix_shared.h's VREN_RADIX_TOPK_* layout.
 //
 // Shared memory (bytes), W = WORKGROUP_SIZE, S = MAX_SUBGROUPS:
-//   s_bins        4 * 2048   the workgroup's digit counts; the rank's chunk of fields
+//   s_bins        4 * 2048   the workgroup's digit counts; the rank's chunk of fields; level 1's
+//                            first slot of each level-0 bin when it gathers
 //   s_candidate_* segments: 12 * 1024, the candidates' keys, fields and indices; the whole
 //                 buffer: 4 W / RANK_SPLIT + 4 + 4 * 2048, the rank's places and chunk of indices
-//   workgroup scan 4 (S + 1), threshold and round base 12
+//   workgroup scan 4 (S + 1), threshold, keys below and in it, round base 16
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
@@ -63,6 +65,7 @@ const uint ROUND_KEYS = VREN_RADIX_TOPK_ROUND_KEYS;
 shared uint s_bins[SELECT_BINS];
 shared uint s_threshold;
 shared uint s_threshold_below;
+shared uint s_threshold_count;
 shared uint s_round_base;
 // Two pipelines: the segments phase's holds VREN_RADIX_TOPK_SEGMENT_MAX_K candidates per
 // workgroup, the whole buffer's (1) only the rank's places and chunk of indices. Shared memory
@@ -89,7 +92,8 @@ uint level_width(uint l) { return field_bits() - DIGIT * l - level_low(l); }
 uint word(uint i) { return pc.internal.data[i]; }
 
 // The bin of level l's histogram (or, with `local`, of s_bins) in which the need-th key lies
-// (need >= 1): s_threshold, and the keys in the bins before it, s_threshold_below. Every thread
+// (need >= 1): s_threshold, the keys in the bins before it, s_threshold_below, and in it,
+// s_threshold_count. Without `local`, s_bins receives each bin's keys before it. Every thread
 // calls it.
 void find_threshold(uint l, uint need, bool local) {
   const uint first = ordered_thread() * BINS_PER_THREAD;
@@ -101,9 +105,10 @@ void find_threshold(uint l, uint need, bool local) {
                                          : word(VREN_RADIX_TOPK_HISTOGRAMS + l * SELECT_BINS + first + j);
     sum += counts[j];
   }
-  if (gl_LocalInvocationIndex == 0u) {  // only if the counts lie: the last bin
+  if (gl_LocalInvocationIndex == 0u) {  // only if the counts lie: the last bin, too full to gather
     s_threshold = SELECT_BINS - 1u;
     s_threshold_below = 0u;
+    s_threshold_count = VREN_RADIX_TOPK_MAX_CANDIDATES + 1u;
   }
   uint total;
   uint before = workgroup_exclusive_add(sum, total);  // its barriers order the defaults first
@@ -111,7 +116,9 @@ void find_threshold(uint l, uint need, bool local) {
     if (before < need && need <= before + counts[j]) {
       s_threshold = first + j;
       s_threshold_below = before;
+      s_threshold_count = counts[j];
     }
+    if (!local && first + j < SELECT_BINS) s_bins[first + j] = before;
     before += counts[j];
   }
   barrier();  // the threshold visible to every thread
@@ -173,6 +180,32 @@ void append_candidates(uvec2 run, uint kth, uint ties_before, uint ties_needed) 
   }
 }
 
+// Gathers this workgroup's keys of `run` whose level-0 digit is at most last_bin, each at its
+// bin's next slot (s_bins holds each bin's first): the candidates grouped by bin, in bin order,
+// which the rank uses. One atomic per key, on its bin's cursor.
+void gather_by_bin(uvec2 run, uint last_bin) {
+  const uint low = level_low(0u);
+  ReadUints keys = ReadUints(pc.keys[0]);
+  for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
+    uint round_keys[ROUND_KEYS];
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      const uint i = start + e * WG + gl_LocalInvocationIndex;
+      round_keys[e] = i < run.y ? keys.data[i] : 0u;
+    }
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      const uint i = start + e * WG + gl_LocalInvocationIndex;
+      const uint bin = field_of(round_keys[e]) >> low;
+      if (i < run.y && bin <= last_bin) {
+        const uint slot = s_bins[bin] + atomicAdd(pc.internal.data[VREN_RADIX_TOPK_BIN_CURSORS + bin], 1u);
+        if (slot < VREN_RADIX_TOPK_MAX_CANDIDATES) {  // within the buffer, unless the histograms lie
+          pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_KEYS + slot] = round_keys[e];
+          pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_INDICES + slot] = i;
+        }
+      }
+    }
+  }
+}
+
 void count_level(uint l) {
   uvec2 state = uvec2(0u);
   if (l > 0u) state = state_entering(l);
@@ -180,8 +213,16 @@ void count_level(uint l) {
   if (l == 1u) {
     // Every key in level 0's bins up to the k-th key's, if they fit the candidates: gathered
     // now, and the later levels and the collect are skipped (their grid is empty).
-    const uint candidates = state.y + word(VREN_RADIX_TOPK_HISTOGRAMS + s_threshold);
+    const uint candidates = state.y + s_threshold_count;
     const bool gather = candidates <= VREN_RADIX_TOPK_MAX_CANDIDATES;
+    if (gather && gl_WorkGroupID.x == 0u) {
+      for (uint b = gl_LocalInvocationIndex; b <= s_threshold; b += WG)
+        pc.internal.data[VREN_RADIX_TOPK_BIN_STARTS + b] = s_bins[b];
+      if (gl_LocalInvocationIndex == 0u) {
+        pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = candidates;
+        pc.internal.data[VREN_RADIX_TOPK_GROUPED] = s_threshold + 1u;
+      }
+    }
     if (gl_WorkGroupID.x == 0u && gl_LocalInvocationIndex == 0u) {
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID] = gather ? 0u : gl_NumWorkGroups.x;
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 1u] = 1u;
@@ -191,10 +232,7 @@ void count_level(uint l) {
       pc.internal.data[VREN_RADIX_TOPK_RANK_GRID + 2u] = 1u;
     }
     if (gather) {
-      // Level 0's digit <= the threshold: the field is at most `last`, every one of them taken.
-      const uint low = level_low(0u);
-      const uint last = (s_threshold << low) | ((1u << low) - 1u);
-      append_candidates(run, last, 0u, 0xFFFFFFFFu);
+      gather_by_bin(run, s_threshold);
       return;
     }
   }
@@ -207,9 +245,17 @@ void count_level(uint l) {
   const uint low = level_low(l), width = level_width(l);
   const uint above = low + width;  // the prefix's bits start here (32 for level 0: no prefix)
   ReadUints keys = ReadUints(pc.keys[0]);
-  for (uint i = run.x + gl_LocalInvocationIndex; i < run.y; i += WG) {
-    const uint f = field_of(keys.data[i]);
-    if (above >= 32u || (f >> above) == state.x) atomicAdd(s_bins[(f >> low) & ((1u << width) - 1u)], 1u);
+  for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
+    uint round_keys[ROUND_KEYS];  // loaded together, then counted
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      const uint i = start + e * WG + gl_LocalInvocationIndex;
+      round_keys[e] = i < run.y ? keys.data[i] : 0u;
+    }
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      const uint f = field_of(round_keys[e]);
+      if (start + e * WG + gl_LocalInvocationIndex < run.y && (above >= 32u || (f >> above) == state.x))
+        atomicAdd(s_bins[(f >> low) & ((1u << width) - 1u)], 1u);
+    }
   }
   barrier();  // every key counted
   const bool last = l + 1u == levels();
@@ -235,21 +281,40 @@ void collect() {
 // the stable order: every key before it is a candidate too. Written there if below k. The
 // candidates pass through shared memory in chunks of RANK_CHUNK (fields in s_bins, indices in
 // s_candidate_indices; the places in s_candidate_keys), each thread comparing four at a time.
+// Candidates grouped by level-0 bin (VREN_RADIX_TOPK_GROUPED) are compared only with those of
+// the workgroup's own bins: those of earlier bins all come before.
 // H200, k = 2048 of 2^20 (about 2600 candidates), in one session: 1024-candidate chunks compared
 // one at a time 0.066 ms in all, 2048 four at a time 0.048 ms; k = 4096: 0.109 -> 0.063 ms.
+// Grouped, with the comparisons free of branches (2026-11-27, one session): k = 2048 of 2^20
+// 0.034 -> 0.029 ms in all, of 2^24 (one bin of about 8200) 0.167 -> 0.114; k = 4096 of 2^20
+// 0.048 -> 0.032.
 void rank() {
-  const uint candidates = min(word(VREN_RADIX_TOPK_CANDIDATES), VREN_RADIX_TOPK_MAX_CANDIDATES);
+  const uint per_group = WG / RANK_SPLIT;
   const uint local = gl_LocalInvocationIndex / RANK_SPLIT, part = gl_LocalInvocationIndex % RANK_SPLIT;
-  const uint mine = gl_WorkGroupID.x * (WG / RANK_SPLIT) + local;
-  if (gl_WorkGroupID.x * (WG / RANK_SPLIT) >= candidates) return;  // uniform
-  if (part == 0u) s_candidate_keys[local] = 0u;
-  const uint key = mine < candidates ? word(VREN_RADIX_TOPK_CANDIDATE_KEYS + mine) : 0u;
-  const uint index = mine < candidates ? word(VREN_RADIX_TOPK_CANDIDATE_INDICES + mine) : 0u;
+  const uint base = gl_WorkGroupID.x * per_group, mine = base + local;
+  // Loaded together, from slots within the candidate buffer whatever the count holds.
+  const uint stored = word(VREN_RADIX_TOPK_CANDIDATES);
+  const uint grouped = word(VREN_RADIX_TOPK_GROUPED);
+  const uint key = word(VREN_RADIX_TOPK_CANDIDATE_KEYS + min(mine, VREN_RADIX_TOPK_MAX_CANDIDATES - 1u));
+  const uint index = word(VREN_RADIX_TOPK_CANDIDATE_INDICES + min(mine, VREN_RADIX_TOPK_MAX_CANDIDATES - 1u));
+  const uint candidates = min(stored, VREN_RADIX_TOPK_MAX_CANDIDATES);
+  if (base >= candidates) return;  // uniform
+  // The candidates to compare with: [from, to).
+  uint from = 0u, to = candidates;
+  if (grouped != 0u) {  // uniform
+    const uint low = level_low(0u);
+    const uint first_bin = min(field_of(word(VREN_RADIX_TOPK_CANDIDATE_KEYS + base)) >> low, SELECT_BINS - 1u);
+    const uint last_key = word(VREN_RADIX_TOPK_CANDIDATE_KEYS + min(base + per_group, candidates) - 1u);
+    const uint last_bin = field_of(last_key) >> low;
+    to = last_bin + 1u < grouped ? min(word(VREN_RADIX_TOPK_BIN_STARTS + last_bin + 1u), candidates) : candidates;
+    from = min(word(VREN_RADIX_TOPK_BIN_STARTS + first_bin), to);
+  }
+  if (part == 0u) s_candidate_keys[local] = from;
   const uint f = field_of(key);
   uint place = 0u;
-  for (uint chunk = 0u; chunk < candidates; chunk += RANK_CHUNK) {  // uniform
-    const uint size = min(candidates - chunk, RANK_CHUNK);
-    barrier();  // the previous chunk compared (and, the first time, the places zeroed)
+  for (uint chunk = from; chunk < to; chunk += RANK_CHUNK) {  // uniform
+    const uint size = min(to - chunk, RANK_CHUNK);
+    barrier();  // the previous chunk compared (and, the first time, the places set)
     [[unroll]] for (uint r = 0u; r < (RANK_CHUNK + WG - 1u) / WG; ++r) {
       const uint j = r * WG + gl_LocalInvocationIndex;
       if (j < size) {
@@ -260,18 +325,17 @@ void rank() {
     barrier();  // the chunk in shared memory
     if (mine >= candidates) continue;
     uint j = part;
-    for (; j + 3u * RANK_SPLIT < size; j += 4u * RANK_SPLIT) {
+    for (; j + 3u * RANK_SPLIT < size; j += 4u * RANK_SPLIT) {  // without branches
       const uint o0 = s_bins[j], o1 = s_bins[j + RANK_SPLIT];
       const uint o2 = s_bins[j + 2u * RANK_SPLIT], o3 = s_bins[j + 3u * RANK_SPLIT];
-      place += uint(o0 < f) + uint(o1 < f) + uint(o2 < f) + uint(o3 < f);
-      if (o0 == f && s_candidate_indices[j] < index) ++place;
-      if (o1 == f && s_candidate_indices[j + RANK_SPLIT] < index) ++place;
-      if (o2 == f && s_candidate_indices[j + 2u * RANK_SPLIT] < index) ++place;
-      if (o3 == f && s_candidate_indices[j + 3u * RANK_SPLIT] < index) ++place;
+      const uint i0 = s_candidate_indices[j], i1 = s_candidate_indices[j + RANK_SPLIT];
+      const uint i2 = s_candidate_indices[j + 2u * RANK_SPLIT], i3 = s_candidate_indices[j + 3u * RANK_SPLIT];
+      place += uint(o0 < f || (o0 == f && i0 < index)) + uint(o1 < f || (o1 == f && i1 < index)) +
+               uint(o2 < f || (o2 == f && i2 < index)) + uint(o3 < f || (o3 == f && i3 < index));
     }
     for (; j < size; j += RANK_SPLIT) {
       const uint other = s_bins[j];
-      if (other < f || (other == f && s_candidate_indices[j] < index)) ++place;
+      place += uint(other < f || (other == f && s_candidate_indices[j] < index));
     }
   }
   if (mine < candidates) atomicAdd(s_candidate_keys[local], place);
@@ -369,7 +433,10 @@ void main() {
   }
   if (pc.pass == VREN_RADIX_TOPK_PHASE_ZERO) {
     for (uint i = gl_LocalInvocationIndex; i < VREN_RADIX_TOPK_STATE; i += WG) pc.internal.data[VREN_RADIX_TOPK_HISTOGRAMS + i] = 0u;
-    if (gl_LocalInvocationIndex == 0u) pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = 0u;
+    if (gl_LocalInvocationIndex == 0u) {
+      pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = 0u;
+      pc.internal.data[VREN_RADIX_TOPK_GROUPED] = 0u;
+    }
   } else if (pc.pass < VREN_RADIX_TOPK_PHASE_COLLECT) {
     count_level(pc.pass - VREN_RADIX_TOPK_PHASE_LEVEL);
   } else if (pc.pass == VREN_RADIX_TOPK_PHASE_COLLECT) {
