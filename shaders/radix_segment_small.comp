@@ -73,12 +73,20 @@ void sort_by_thread() {
   const bool staged = end - begin <= WG * TINY;  // uniform
   const uint segment = first_segment + gl_LocalInvocationIndex;
   ReadUints keys_in = ReadUints(pc.keys[0]);
+  uvec2 range = uvec2(0u);  // read while the run comes in
+  if (segment < segments) range = segment_range(segment);
   if (staged) {
-    for (uint i = gl_LocalInvocationIndex; i < end - begin; i += WG) s_fields[i] = keys_in.data[begin + i];
+    uint run_keys[TINY];  // loaded together, then stored
+    [[unroll]] for (uint r = 0u; r < TINY; ++r) {
+      const uint i = r * WG + gl_LocalInvocationIndex;
+      run_keys[r] = i < end - begin ? keys_in.data[begin + i] : 0u;
+    }
+    [[unroll]] for (uint r = 0u; r < TINY; ++r) {
+      const uint i = r * WG + gl_LocalInvocationIndex;
+      if (i < end - begin) s_fields[i] = run_keys[r];
+    }
     barrier();  // the keys in shared memory
   }
-  uvec2 range = uvec2(0u);
-  if (segment < segments) range = segment_range(segment);
   const bool taken = segment < segments && length_taken(range.y - range.x);  // else another way sorts it
   const uint length = taken ? min(range.y - range.x, TINY) : 0u;
   // Offsets that lie may put a segment outside the workgroup's run: read it from memory.

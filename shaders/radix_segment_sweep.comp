@@ -125,10 +125,19 @@ void main() {
   const uint first_unit = ordered_thread() * UNITS_PER_THREAD;
   const uint run = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;  // this subgroup's keys in a tile
 
-  // Pass 0's digit counts.
+  // Pass 0's digit counts, a tile's keys loaded together before they are counted. H200, 256
+  // segments of 2^16 keys: 0.976 ms with one key loaded per iteration, 0.907 ms so.
   for (uint b = thread; b < BINS; b += WG) s_counts[b] = 0u;
   barrier();  // counters zeroed
-  for (uint i = thread; i < size; i += WG) atomicAdd(s_counts[pass_bin(read_key(0u, range.x + i), 0u)], 1u);
+  for (uint base = 0u; base < size; base += TILE_SIZE) {  // uniform
+    Key keys[KEYS_PER_THREAD];  // loaded together, then counted
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      const uint slot = base + i * WG + thread;
+      keys[i] = slot < size ? read_key(0u, range.x + slot) : NO_KEY;
+    }
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i)
+      if (base + i * WG + thread < size) atomicAdd(s_counts[pass_bin(keys[i], 0u)], 1u);
+  }
 
   for (uint p = 0u; p < pc.pass; ++p) {  // uniform
     const uint from = buffer_of(p, true), to = buffer_of(p, false);
