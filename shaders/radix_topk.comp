@@ -180,20 +180,27 @@ void append_candidates(uvec2 run, uint kth, uint ties_before, uint ties_needed) 
   }
 }
 
+// The input index of this thread's key e in the round of keys from `start` (coalesced: key e of
+// every thread, then key e + 1).
+uint round_index(uint start, uint e) { return start + e * WG + gl_LocalInvocationIndex; }
+
+// This thread's keys of the round from `start`, loaded together (0 at or past `end`).
+void load_round(uint start, uint end, out uint round_keys[ROUND_KEYS]) {
+  ReadUints keys = ReadUints(pc.keys[0]);
+  [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e)
+    round_keys[e] = round_index(start, e) < end ? keys.data[round_index(start, e)] : 0u;
+}
+
 // Gathers this workgroup's keys of `run` whose level-0 digit is at most last_bin, each at its
 // bin's next slot (s_bins holds each bin's first): the candidates grouped by bin, in bin order,
 // which the rank uses. One atomic per key, on its bin's cursor.
 void gather_by_bin(uvec2 run, uint last_bin) {
   const uint low = level_low(0u);
-  ReadUints keys = ReadUints(pc.keys[0]);
   for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
     uint round_keys[ROUND_KEYS];
+    load_round(start, run.y, round_keys);
     [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
-      const uint i = start + e * WG + gl_LocalInvocationIndex;
-      round_keys[e] = i < run.y ? keys.data[i] : 0u;
-    }
-    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
-      const uint i = start + e * WG + gl_LocalInvocationIndex;
+      const uint i = round_index(start, e);
       const uint bin = field_of(round_keys[e]) >> low;
       if (i < run.y && bin <= last_bin) {
         const uint slot = s_bins[bin] + atomicAdd(pc.internal.data[VREN_RADIX_TOPK_BIN_CURSORS + bin], 1u);
@@ -218,12 +225,12 @@ void count_level(uint l) {
     if (gather && gl_WorkGroupID.x == 0u) {
       for (uint b = gl_LocalInvocationIndex; b <= s_threshold; b += WG)
         pc.internal.data[VREN_RADIX_TOPK_BIN_STARTS + b] = s_bins[b];
-      if (gl_LocalInvocationIndex == 0u) {
+    }
+    if (gl_WorkGroupID.x == 0u && gl_LocalInvocationIndex == 0u) {
+      if (gather) {
         pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = candidates;
         pc.internal.data[VREN_RADIX_TOPK_GROUPED] = s_threshold + 1u;
       }
-    }
-    if (gl_WorkGroupID.x == 0u && gl_LocalInvocationIndex == 0u) {
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID] = gather ? 0u : gl_NumWorkGroups.x;
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 1u] = 1u;
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 2u] = 1u;
@@ -244,16 +251,12 @@ void count_level(uint l) {
   barrier();  // counters zeroed
   const uint low = level_low(l), width = level_width(l);
   const uint above = low + width;  // the prefix's bits start here (32 for level 0: no prefix)
-  ReadUints keys = ReadUints(pc.keys[0]);
   for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
     uint round_keys[ROUND_KEYS];  // loaded together, then counted
-    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
-      const uint i = start + e * WG + gl_LocalInvocationIndex;
-      round_keys[e] = i < run.y ? keys.data[i] : 0u;
-    }
+    load_round(start, run.y, round_keys);
     [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
       const uint f = field_of(round_keys[e]);
-      if (start + e * WG + gl_LocalInvocationIndex < run.y && (above >= 32u || (f >> above) == state.x))
+      if (round_index(start, e) < run.y && (above >= 32u || (f >> above) == state.x))
         atomicAdd(s_bins[(f >> low) & ((1u << width) - 1u)], 1u);
     }
   }
