@@ -191,6 +191,21 @@ void load_round(uint start, uint end, out uint round_keys[ROUND_KEYS]) {
     round_keys[e] = round_index(start, e) < end ? keys.data[round_index(start, e)] : 0u;
 }
 
+// Counts into s_bins the digit [low, low + width) of the keys of `span` whose field's bits from
+// low + width up equal `prefix` (every key when there are none), a round of keys at a time.
+void count_digit(uvec2 span, uint low, uint width, uint prefix) {
+  const uint above = low + width;
+  for (uint start = span.x; start < span.y; start += WG * ROUND_KEYS) {  // uniform
+    uint round_keys[ROUND_KEYS];  // loaded together, then counted
+    load_round(start, span.y, round_keys);
+    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+      const uint f = field_of(round_keys[e]);
+      if (round_index(start, e) < span.y && (above >= 32u || (f >> above) == prefix))
+        atomicAdd(s_bins[(f >> low) & ((1u << width) - 1u)], 1u);
+    }
+  }
+}
+
 // Gathers this workgroup's keys of `run` whose level-0 digit is at most last_bin, each at its
 // bin's next slot (s_bins holds each bin's first): the candidates grouped by bin, in bin order,
 // which the rank uses. One atomic per key, on its bin's cursor.
@@ -249,17 +264,7 @@ void count_level(uint l) {
   }
   for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) s_bins[b] = 0u;
   barrier();  // counters zeroed
-  const uint low = level_low(l), width = level_width(l);
-  const uint above = low + width;  // the prefix's bits start here (32 for level 0: no prefix)
-  for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
-    uint round_keys[ROUND_KEYS];  // loaded together, then counted
-    load_round(start, run.y, round_keys);
-    [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
-      const uint f = field_of(round_keys[e]);
-      if (round_index(start, e) < run.y && (above >= 32u || (f >> above) == state.x))
-        atomicAdd(s_bins[(f >> low) & ((1u << width) - 1u)], 1u);
-    }
-  }
+  count_digit(run, level_low(l), level_width(l), state.x);
   barrier();  // every key counted
   const bool last = l + 1u == levels();
   for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) {
@@ -367,18 +372,10 @@ void select_segment() {
   for (uint l = 0u; l < levels(); ++l) {  // uniform
     for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) s_bins[b] = 0u;
     barrier();  // counters zeroed
-    const uint low = level_low(l), width = level_width(l), above = low + width;
-    for (uint start = range.x; start < range.y; start += WG * ROUND_KEYS) {
-      [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
-        const uint i = start + e * WG + gl_LocalInvocationIndex;
-        if (i >= range.y) break;
-        const uint f = field_of(keys.data[i]);
-        if (above >= 32u || (f >> above) == prefix) atomicAdd(s_bins[(f >> low) & ((1u << width) - 1u)], 1u);
-      }
-    }
+    count_digit(range, level_low(l), level_width(l), prefix);
     barrier();  // every key counted
     find_threshold(l, k - below, true);
-    prefix = (prefix << width) | s_threshold;
+    prefix = (prefix << level_width(l)) | s_threshold;
     below += s_threshold_below;
   }
   const uint kth = prefix, ties_needed = k - below;
