@@ -8,10 +8,11 @@
 // contiguous segment of SUBGROUP_SIZE * R slots starting at s * SUBGROUP_SIZE * R and walks it
 // in R rounds of one slot per lane, keeping a running count per bin; R = ceil(count /
 // WORKGROUP_SIZE) <= KEYS_PER_THREAD, so that every subgroup takes a share of a small sort. A
-// key's rank is the bin's running count plus its peers below it in the round (ballots over the
-// digit's bits). Rounds follow slot order, so the ranks are stable. The subgroups' counts,
-// scanned per bin across subgroups and then across bins, give each key its new slot, and the
-// keys move there in shared memory for the next pass.
+// key's rank is the bin's running count plus its peers below it in the round, found by the OR
+// matcher in s_keys's words (match_or) where they fit, else by ballots over the digit's bits.
+// Rounds follow slot order, so the ranks are stable. The subgroups' counts, scanned per bin
+// across subgroups and then across bins, give each key its new slot, and the keys move there in
+// shared memory for the next pass.
 // Slots past the count take the last bin and so stay behind every key. Passes whose digit is
 // the same for every key move nothing and are not skipped: the result's buffer depends only on
 // the pass count.
@@ -26,7 +27,8 @@
 // pc.k > 0 its first k elements to the outputs at s * k (top-k).
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
-//   s_keys            4 W T      the keys in the current pass's order
+//   s_keys            4 W T      the keys in the current pass's order; during a pass's rounds,
+//                                the OR matcher's words (4 BINS per 32 threads)
 //   s_values          4 T        their values (the sorter gives every shape VALUE_SLOTS = T)
 //   s_subgroup_bins   2 S BINS   running counts, then each subgroup's start inside each bin:
 //                                16 bits each (a count is at most T <= 4096), two bins a word
@@ -59,6 +61,46 @@ uint counter_word(uint s, uint bin) { return s * HALF_BINS + (bin >> 1u); }
 uint counter_shift(uint bin) { return (bin & 1u) << 4u; }
 uint counter(uint s, uint bin) { return (s_subgroup_bins[counter_word(s, bin)] >> counter_shift(bin)) & 0xFFFFu; }
 shared uint s_bin_start[BINS];
+
+// The OR matcher (as radix_tile_rank.glsl's): during a pass's rounds the keys are in registers, so
+// s_keys lends its words, one per bin per 32 lanes of the workgroup (subgroups of fewer lanes
+// share a word, each in its own bits), where they fit and a subgroup fits a word; else ballots.
+const uint MATCH_SIZE = (gl_WorkGroupSize.x + 31u) / 32u * BINS;
+#ifdef VREN_RADIX_KEY64
+const bool MATCH_FITS = false;  // s_keys holds uvec2
+#else
+const bool MATCH_FITS = MATCH_SIZE <= TILE_SIZE;
+#endif
+bool matching_or() { return MATCH_FITS && gl_SubgroupSize <= 32u; }
+
+// The lanes of this subgroup whose key has `bin` (every lane calls it; each has a key or the
+// padding bin), by the OR matcher: each lane sets its bit in its bin's word and reads it back.
+// The caller's subgroup barrier after the round orders the lowest peer's clear (match_clear)
+// before the next round's OR.
+uint match_or(uint bin, out uint at, out uint shift) {
+#ifdef VREN_RADIX_KEY64
+  at = 0u;
+  shift = 0u;
+  return 0u;
+#else
+  const uint lanes = gl_SubgroupSize;
+  const uint share = 32u / lanes;  // subgroups per word
+  shift = gl_SubgroupID % share * lanes;
+  at = gl_SubgroupID / share * BINS + bin;
+  atomicOr(s_keys[at], 1u << (shift + gl_SubgroupInvocationID));
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // every peer's bit set
+  // Subgroups sharing the word change its other bits: read it atomically then.
+  const uint word = share == 1u ? s_keys[at] : atomicOr(s_keys[at], 0u);
+  return (word >> shift) & (share == 1u ? 0xFFFFFFFFu : (1u << lanes) - 1u);
+#endif
+}
+void match_clear(uint at, uint shift, uint peers) {
+#ifndef VREN_RADIX_KEY64
+  if (32u / gl_SubgroupSize == 1u) s_keys[at] = 0u;
+  else atomicAnd(s_keys[at], ~(peers << shift));
+#endif
+}
 
 void main() {
   const bool segmented = (pc.flags & VREN_RADIX_FLAG_SEGMENTED) != 0u;
@@ -113,21 +155,38 @@ void main() {
       values[i] = valid && with_values ? s_values[slot] : 0u;
       bins[i] = valid ? bin_at(keys[i], shift, digit_mask, bin_flip) : PADDING_BIN;
     }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // running counts zeroed before the first round reads them
+    if (matching_or()) {
+      barrier();  // every key read out of s_keys: its words are the matcher's until the moves
+#ifndef VREN_RADIX_KEY64
+      for (uint j = thread; j < MATCH_SIZE; j += gl_WorkGroupSize.x) s_keys[j] = 0u;
+#endif
+      barrier();  // the words zeroed (and the running counts)
+    } else {
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();  // running counts zeroed before the first round reads them
+    }
     // Subgroups whose segment holds no key skip the rounds (uniform per subgroup): their zero
     // counts leave the padding out of every bin's total, and no key is placed from them.
     if (segment < count) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       if (i >= rounds) break;  // uniform
-      const uvec4 peers = peers_of(bins[i], true);
-      const uint below = subgroupBallotExclusiveBitCount(peers);
+      uint below, peer_count, at = 0u, shift = 0u, peer_bits = 0u;
+      if (matching_or()) {
+        peer_bits = match_or(bins[i], at, shift);
+        below = bitCount(peer_bits & gl_SubgroupLtMask.x);
+        peer_count = bitCount(peer_bits);
+      } else {
+        const uvec4 peers = peers_of(bins[i], true);
+        below = subgroupBallotExclusiveBitCount(peers);
+        peer_count = subgroupBallotBitCount(peers);
+      }
       ranks[i] = counter(gl_SubgroupID, bins[i]) + below;
       subgroupMemoryBarrierShared();
-      subgroupBarrier();  // every peer has read the running count before the lowest one adds
+      subgroupBarrier();  // every peer has read the running count (and the word) before the lowest one adds
       // Atomic: the lowest lanes of two bins that share a word add in the same round.
-      if (below == 0u)
-        atomicAdd(s_subgroup_bins[counter_word(gl_SubgroupID, bins[i])],
-                  subgroupBallotBitCount(peers) << counter_shift(bins[i]));
+      if (below == 0u) {
+        atomicAdd(s_subgroup_bins[counter_word(gl_SubgroupID, bins[i])], peer_count << counter_shift(bins[i]));
+        if (matching_or()) match_clear(at, shift, peer_bits);
+      }
       subgroupMemoryBarrierShared();
       subgroupBarrier();  // the next round reads the updated counts
     }
