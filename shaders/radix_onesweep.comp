@@ -14,8 +14,8 @@
 //    rarely wait) and each subgroup's start inside the bin found; then round after round of
 //    keys go straight into their slots in the tile, with no scan after them.
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
-// 6. Out in slot order; values, loaded only now, follow through the same shared memory (staged
-//    in two halves where the tile is too large to stage whole).
+// 6. Out in slot order; values, loaded once the keys are staged, follow through the same shared
+//    memory (staged in two halves where the tile is too large to stage whole).
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
 // an H200 (ballot ranking), 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms,
@@ -222,6 +222,7 @@ void main() {
   //    through the same shared memory. With STAGE_PARTS 2 the tile passes through it in halves
   //    (slots [0, PART_SIZE), then the rest), each staged here from the registers.
   uint destination[KEYS_PER_THREAD];
+  uint values[KEYS_PER_THREAD];
   [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
     if (STAGE_PARTS > 1u) {
       if (part > 0u) barrier();  // the previous part read out
@@ -230,6 +231,14 @@ void main() {
         if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) stage_key(ranks[i] - part * PART_SIZE, keys[i]);
       }
       barrier();  // the part staged
+    }
+    // The values, loaded once every key is staged (their registers free), so that the loads are
+    // in flight during the last part's key stores.
+    if (WITH_VALUES && part + 1u == STAGE_PARTS) {
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+        const uint slot = loaded_slot(i);
+        values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
+      }
     }
     [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
       const uint i = part * PART_ROUNDS + r;
@@ -243,12 +252,6 @@ void main() {
     }
   }
   if (!WITH_VALUES) return;
-  // The values, loaded only now: their registers are free of keys here.
-  uint values[KEYS_PER_THREAD];
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = loaded_slot(i);
-    values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
-  }
   [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
     barrier();  // every key (or the previous part's values) read out of shared memory
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
