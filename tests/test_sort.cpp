@@ -620,9 +620,12 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_s
 }
 
 TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min_count" * doctest::test_suite("subgroup")) {
-  // Tiles of 32 threads x 2 keys below the threshold; from it, keys alone on 64 threads x 3 keys
-  // (an odd tile) and with values on 32 x 5: both sides and far past it, keys and pairs, every
-  // key type and option, and a GPU-side count below the count that chose the tiles.
+  // Tiles of 32 threads x 2 keys below the threshold; from it, keys alone on 64 threads x 3 or 1
+  // keys (odd tiles) and with values on 32 x 5, 3 or 1, whichever fills waves of 16 tiles best:
+  // at 1000 keys 64 x 1 (16 tiles against 6 of 64 x 3, one wave either way) and 32 x 3 (11
+  // tiles), at 2000 keys 64 x 3 (11 tiles against 32) and 32 x 5 (13 against 21). Both sides of
+  // the threshold and past it, keys and pairs, every key type and option, and a GPU-side count
+  // below the count that bounds it, which takes the largest shapes.
   TuningConfig t = getSorterProperties(context().sorter()).tuning;
   t.lookback_workgroup_size = 32;
   t.lookback_keys_per_thread = 2;
@@ -630,6 +633,9 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   t.large_tile_keys_per_thread = 3;
   t.large_tile_pairs_workgroup_size = 32;
   t.large_tile_pairs_keys_per_thread = 5;
+  t.large_tile_min_keys_per_thread = 1;
+  t.large_tile_pairs_min_keys_per_thread = 1;
+  t.large_tile_slots = 16;
   t.lookback_max_count = 0xFFFFFFFFu;
   t.block_max_count = 0;
   const uint32_t threshold = 1000;
@@ -640,7 +646,10 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   REQUIRE(props.large_tile_size == 192);
   REQUIRE(props.large_tile_pairs_size == 160);
   REQUIRE(props.tuning.large_tile_min_count == threshold);
-  for (uint32_t n : {threshold - 1, threshold, 7u * 192 + 5}) {
+  REQUIRE(props.tuning.large_tile_min_keys_per_thread == 1);
+  REQUIRE(props.tuning.large_tile_pairs_min_keys_per_thread == 1);
+  REQUIRE(props.tuning.large_tile_slots == 16);
+  for (uint32_t n : {threshold - 1, threshold, 2000u}) {
     INFO("count " << n);
     SortInfo asked;
     asked.count = n;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <new>
+#include <vector>
 
 namespace vren::radix::detail {
 namespace {
@@ -37,6 +39,41 @@ bool loadDeviceFunctions(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, PF
   load(gdpa, device, "vkCmdEndDebugUtilsLabelEXT", fn->cmdEndDebugUtilsLabel);
   return ok;
 }
+
+namespace {
+
+// DeviceFacts::compute_units: from the properties of VK_NV_shader_sm_builtins or
+// VK_AMD_shader_core_properties, where the device has either; else 0.
+uint32_t computeUnits(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPhysicalDevice physical_device,
+                      PFN_vkGetPhysicalDeviceProperties2 getProperties2) {
+  auto enumerate = reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
+      gipa(instance, "vkEnumerateDeviceExtensionProperties"));
+  uint32_t n = 0;
+  if (!enumerate || enumerate(physical_device, nullptr, &n, nullptr) != VK_SUCCESS) return 0;
+  std::vector<VkExtensionProperties> extensions(n);
+  if (enumerate(physical_device, nullptr, &n, extensions.data()) < VK_SUCCESS) return 0;
+  auto has = [&](const char* name) {
+    for (uint32_t i = 0; i < n; ++i)
+      if (std::strcmp(extensions[i].extensionName, name) == 0) return true;
+    return false;
+  };
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  if (has(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    properties.pNext = &sm;
+    getProperties2(physical_device, &properties);
+    return sm.shaderSMCount;
+  }
+  if (has(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCorePropertiesAMD core{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    properties.pNext = &core;
+    getProperties2(physical_device, &properties);
+    return core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+  }
+  return 0;
+}
+
+}  // namespace
 
 VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& request, DeviceFacts* facts,
                        std::string* why) {
@@ -105,6 +142,7 @@ VkResult inspectDevice(const DeviceBinding& binding, const DeviceRequest& reques
   d.max_groups[0] = l.maxComputeWorkGroupCount[0];
   d.max_groups[1] = l.maxComputeWorkGroupCount[1];
   d.max_allocation = vk11.maxMemoryAllocationSize;
+  d.compute_units = computeUnits(gipa, instance, physical_device, getProperties2);
   return VK_SUCCESS;
 }
 

@@ -87,6 +87,9 @@ struct DeviceFacts {
   uint32_t max_shared_memory = 0;
   uint32_t max_groups[2] = {};
   uint64_t max_allocation = 0;
+  // SMs (VK_NV_shader_sm_builtins) or compute units (VK_AMD_shader_core_properties); 0 where the
+  // driver does not tell.
+  uint32_t compute_units = 0;
 };
 
 // Reads the device's properties, refuses a device the module cannot run on with a sentence

@@ -80,21 +80,34 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
 
   KeyPipelines::Lookback& lookback = p.lookback;
   for (uint32_t i = 0; i < kLookbackTiles; ++i)
-    lookback.tiles[i].tuning = lookbackTuning(requested, limits, key_words, static_cast<LookbackTile>(i));
+    lookback.tiles[i].tuning = lookbackTuning(requested, limits, key_words, lookbackTileKind(i), lookbackTileChoice(i));
   lookback.large_min_count = requested.large_tile_min_count;
+  lookback.large_slots = requested.large_tile_slots ? requested.large_tile_slots : limits.compute_units;
   lookback.max_count = lookback.tiles[0].tuning.lookback_max_count;
+  const uint32_t large_keys = lookbackTileIndex(LookbackTile::kLargeKeys, 0);
+  const uint32_t large_pairs = lookbackTileIndex(LookbackTile::kLargePairs, 0);
   // A large tile that does not fit: small ones below large_min_count keys, no look-back above.
-  if (lookback.tiles[1].tuning.lookback_max_count == 0 || lookback.tiles[2].tuning.lookback_max_count == 0)
+  if (lookback.tiles[large_keys].tuning.lookback_max_count == 0 ||
+      lookback.tiles[large_pairs].tuning.lookback_max_count == 0)
     lookback.max_count = std::min(lookback.max_count, std::max(lookback.large_min_count, 1u) - 1);
   // Within one allocation and the shaders' u32 word indices, as the tile count's internal words.
   const uint64_t internal_words = std::min(limits.max_allocation / 4, uint64_t{1} << 32);
   const uint64_t tiles_by_internal =
       internal_words > VREN_RADIX_LOOKBACK_WORDS ? (internal_words - VREN_RADIX_LOOKBACK_WORDS) / (2 * VREN_RADIX_MAX_BINS) : 0;
-  for (KeyPipelines::Lookback::Tiles& t : lookback.tiles) {
-    // Large tiles only where some count takes them; none without the look-back.
-    if (lookback.max_count == 0 || (&t != &lookback.tiles[0] && lookback.large_min_count > lookback.max_count))
-      continue;
+  for (uint32_t i = 0; i < kLookbackTiles; ++i) {
+    KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
+    // Large tiles only where some count takes them; none without the look-back. A smaller shape
+    // only where it fits, is asked for and differs from the larger ones (64-bit keys may shrink
+    // them all to one).
+    if (lookback.max_count == 0 || (i != 0 && lookback.large_min_count > lookback.max_count)) continue;
     const TuningConfig& shape = t.tuning;
+    if (lookbackTileChoice(i) > 0) {
+      bool same = shape.lookback_max_count == 0;
+      for (uint32_t j = i - lookbackTileChoice(i); j < i && !same; ++j)
+        same = lookback.tiles[j].tile_size > 0 && lookback.tiles[j].tuning.keys_per_thread == shape.keys_per_thread &&
+               lookback.tiles[j].tuning.workgroup_size == shape.workgroup_size;
+      if (same) continue;
+    }
     t.tile_size = shape.workgroup_size * shape.keys_per_thread;
     t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(lookbackMaxTiles(limits), tiles_by_internal));
     // Without polls every tile counts every earlier one: the work grows with the square of the
@@ -178,13 +191,15 @@ std::vector<KeyPipelineRow> keyPipelineRows(KeyPipelines& p, const DeviceFacts& 
   KeyPipelines::Lookback& lookback = p.lookback;
   if (lookback.max_count == 0) return rows;
   // Small tiles sort keys alone and with values; a large tile's shape only the one it is for.
-  const std::array<const char*, kLookbackTiles> tile_names = {"", "large_", "large_pairs_"};
   for (uint32_t i = 0; i < kLookbackTiles; ++i) {
     KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
     if (t.tile_size == 0) continue;  // not used (planKeyPipelines)
-    const std::string tiles = tile_names[i];
+    const auto tile = lookbackTileKind(i);
+    const std::string shape = std::to_string(t.tuning.workgroup_size) + "x" + std::to_string(t.tuning.keys_per_thread) + "_";
+    const std::string tiles = tile == LookbackTile::kSmall       ? ""
+                              : tile == LookbackTile::kLargeKeys ? "large_" + shape
+                                                                 : "large_pairs_" + shape;
     add(tiles + "lookback_setup", setupSpec(t.tuning), &t.setup);
-    const auto tile = static_cast<LookbackTile>(i);
     if (tile != LookbackTile::kLargePairs)
       add(tiles + "onesweep_keys", onesweepSpec(t.tuning, limits, key_words, false), &t.scatter.keys,
           &t.scatter.keys_mapped);
@@ -318,8 +333,9 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   for (auto [reported, lookback] : {std::pair{&s->properties.tuning, &s->u32.lookback},
                                     std::pair{&s->properties.tuning_u64, &s->u64.lookback}}) {
     const TuningConfig& small = lookback->tiles[0].tuning;
-    const TuningConfig& large = lookback->tiles[1].tuning;
-    const TuningConfig& large_pairs = lookback->tiles[2].tuning;
+    const TuningConfig& large = lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargeKeys, 0)].tuning;
+    const TuningConfig& large_pairs =
+        lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargePairs, 0)].tuning;
     reported->lookback_max_count = std::min(lookback->max_count, detail::kLookbackMaxCount);
     reported->lookback_workgroup_size = small.workgroup_size;
     reported->lookback_keys_per_thread = small.keys_per_thread;
@@ -329,6 +345,15 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     reported->large_tile_keys_per_thread = large.keys_per_thread;
     reported->large_tile_pairs_workgroup_size = large_pairs.workgroup_size;
     reported->large_tile_pairs_keys_per_thread = large_pairs.keys_per_thread;
+    // The smallest shapes made (the asked minimum may have shrunk with the tile, or made none).
+    reported->large_tile_min_keys_per_thread = reported->large_tile_pairs_min_keys_per_thread = 0;
+    for (uint32_t c = 1; c < detail::kLargeTileChoices; ++c) {
+      const auto& keys = lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargeKeys, c)];
+      const auto& pairs = lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargePairs, c)];
+      if (keys.tile_size) reported->large_tile_min_keys_per_thread = keys.tuning.keys_per_thread;
+      if (pairs.tile_size) reported->large_tile_pairs_min_keys_per_thread = pairs.tuning.keys_per_thread;
+    }
+    reported->large_tile_slots = lookback->large_slots;
   }
   s->properties.tuning.block_max_count = s->u32.block.max_count;
   s->properties.tuning_u64.block_max_count = s->u64.block.max_count;
@@ -382,10 +407,12 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   }
   s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;
   s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;
-  s->properties.large_tile_size = s->u32.lookback.tiles[1].tile_size;
-  s->properties.large_tile_size_u64 = s->u64.lookback.tiles[1].tile_size;
-  s->properties.large_tile_pairs_size = s->u32.lookback.tiles[2].tile_size;
-  s->properties.large_tile_pairs_size_u64 = s->u64.lookback.tiles[2].tile_size;
+  constexpr uint32_t kLargeKeys = detail::lookbackTileIndex(detail::LookbackTile::kLargeKeys, 0);
+  constexpr uint32_t kLargePairs = detail::lookbackTileIndex(detail::LookbackTile::kLargePairs, 0);
+  s->properties.large_tile_size = s->u32.lookback.tiles[kLargeKeys].tile_size;
+  s->properties.large_tile_size_u64 = s->u64.lookback.tiles[kLargeKeys].tile_size;
+  s->properties.large_tile_pairs_size = s->u32.lookback.tiles[kLargePairs].tile_size;
+  s->properties.large_tile_pairs_size_u64 = s->u64.lookback.tiles[kLargePairs].tile_size;
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   return detail::finishModule(s, result, "the " + failed, out, why);
@@ -435,6 +462,17 @@ uint32_t keyBytes(KeyType t) { return t == KeyType::kU64 ? 8 : 4; }
 
 const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyType::kU64 ? s->u64 : s->u32; }
 
+const KeyPipelines::Lookback::Tiles& KeyPipelines::Lookback::tilesFor(uint32_t count, bool with_values,
+                                                                      bool gpu_count) const {
+  if (count < large_min_count) return tiles[0];
+  const uint32_t first = lookbackTileIndex(with_values ? LookbackTile::kLargePairs : LookbackTile::kLargeKeys, 0);
+  if (gpu_count) return tiles[first];
+  std::array<uint32_t, kLargeTileChoices> sizes{}, most{};
+  for (uint32_t c = 0; c < kLargeTileChoices; ++c) sizes[c] = tiles[first + c].tile_size, most[c] = tiles[first + c].max_tiles;
+  return tiles[first + chooseLargeTile(count, sizes.data(), most.data(), kLargeTileChoices, large_slots,
+                                       with_values ? kLargeTileCostPairs : kLargeTileCostKeys)];
+}
+
 // Whether a sort of `count` keys runs in one workgroup (TuningConfig::block_max_count).
 bool usesBlock(const KeyPipelines& p, uint32_t count) { return count <= p.block.max_count; }
 
@@ -443,7 +481,8 @@ bool usesBlock(const KeyPipelines& p, uint32_t count) { return count <= p.block.
 // 16 of 256 bins in use, the subgroups' counters contend, and one 4-bit pass is faster (H200,
 // keys below 16, bits [0, 4), 2^26: 0.37 ms against 0.75 ms).
 bool usesLookback(const KeyPipelines& p, uint32_t count, uint32_t bits, bool with_values) {
-  const KeyPipelines::Lookback::Tiles& t = p.lookback.tilesFor(count, with_values);
+  // The largest shape decides: it has the fewest tiles, and the choice takes only shapes that fit.
+  const KeyPipelines::Lookback::Tiles& t = p.lookback.tilesFor(count, with_values, true);
   if (bits <= VREN_RADIX_DEFAULT_DIGIT_BITS && count >= p.lookback.large_min_count) return false;
   return count <= std::min(p.lookback.max_count, detail::kLookbackMaxCount) && t.tile_size > 0 &&
          divCeil(count, t.tile_size) <= t.max_tiles;
@@ -673,7 +712,7 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
   // info.count bounds a GPU-side count too.
   const bool lookback = usesLookback(p, info.count, info.end_bit - info.begin_bit, with_values);
-  const KeyPipelines::Lookback::Tiles& lookback_tiles = p.lookback.tilesFor(info.count, with_values);
+  const KeyPipelines::Lookback::Tiles& lookback_tiles = p.lookback.tilesFor(info.count, with_values, count_buffer);
   const uint32_t digit_bits = lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits;
   const uint32_t tile_size = lookback ? lookback_tiles.tile_size : p.tile_size;
   const uint32_t passes = getPassCount(s, info);

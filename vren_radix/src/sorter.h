@@ -77,15 +77,16 @@ struct KeyPipelines {
       VkPipeline setup = VK_NULL_HANDLE;  // the tile count and grid for this tile
       ScatterPipelines scatter;  // large tiles: the keys' or the pairs' only
     };
-    std::array<Tiles, detail::kLookbackTiles> tiles;  // by detail::LookbackTile
+    std::array<Tiles, detail::kLookbackTiles> tiles;  // at detail::lookbackTileIndex(); tile_size 0: none
     uint32_t max_count = 0;        // 0: no look-back on this device
     uint32_t large_min_count = 0;  // from here the large tiles
+    uint32_t large_slots = 0;      // large tiles at once (TuningConfig::large_tile_slots), 0: unknown
     VkPipeline histogram = VK_NULL_HANDLE;
     VkPipeline histogram_mapped = VK_NULL_HANDLE;
-    const Tiles& tilesFor(uint32_t count, bool with_values) const {
-      const LookbackTile large = with_values ? LookbackTile::kLargePairs : LookbackTile::kLargeKeys;
-      return tiles[static_cast<uint32_t>(count >= large_min_count ? large : LookbackTile::kSmall)];
-    }
+    // The tiles a sort of `count` keys takes: from large_min_count the large shape that fills the
+    // device's waves best (detail::chooseLargeTile), or with a GPU-side count, which `count`
+    // only bounds, the largest.
+    const Tiles& tilesFor(uint32_t count, bool with_values, bool gpu_count = false) const;
   } lookback;
   // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch, on
   // the smallest workgroup shape that holds the keys.

@@ -24,7 +24,7 @@ constexpr TuningConfig nvidiaTuning() {
   // The look-back at every count: 2^26 keys / pairs 2.84 / 3.70 against 2.94 / 4.08 for the
   // 4-bit passes; 2^22 0.220 / 0.293 against 0.259 / 0.338.
   t.lookback_max_count = 0xFFFFFFFFu;
-  // Large tiles from 2^21 keys, both staged in halves, which rank with the OR matcher
+  // Large tiles, both staged in halves, which rank with the OR matcher
   // (radix_tile_rank.glsl). 2^22 / 2^23 (8294400) / 2^24 / 2^26, ms, one session (2026-11-27).
   // Keys alone: 512x26, 16 subgroups on a 13312-key tile (127 registers, one workgroup per SM):
   // 0.189 / 0.310 / 0.585 / 2.14 (ballots: 0.209 / 0.344 / 0.654 / 2.39); 512x24 0.184 / 0.327 /
@@ -34,18 +34,23 @@ constexpr TuningConfig nvidiaTuning() {
   // 768x10 (staged whole, 80 registers) 0.213 / 0.381 / 0.730 / 2.78, 448x24 2.71, 384x32 2.62,
   // 384x24 2.89, 256x48 3.02 at 2^26; tiles of 256 threads, two or three workgroups per SM, lose
   // (radix_onesweep.comp).
-  t.large_tile_min_count = 1u << 21;
   t.large_tile_workgroup_size = 512;
   t.large_tile_keys_per_thread = 26;
-  // With values: 512x24 (127 registers), its values loaded after the keys' stores. Same session:
+  // With values: 512x24 (127 registers), its values then loaded after the keys' stores. Same session:
   // 0.248 / 0.447 / 0.818 / 3.02; 512x22 0.240 / 0.438 / 0.835 / 3.08, 512x26 (spills 16 bytes)
   // 0.256 / 0.422 / 0.804 / 2.98, 512x20 0.270 / 0.459 / 0.851 / 3.17, 640x20 0.274 / 0.450 / 0.855
   // / 3.17, 768x16 0.275 / 0.485 / 0.886 / 3.24, and 768x10 (staged whole, ballots, 80 registers)
   // 0.274 / 0.478 / 0.907 / 3.44. 512x24 is within 6 % of the best at each count; tiles per SM
-  // decide the rest (2^22 pairs make 341 tiles of 12288 on 132 SMs). 2^20, keys / pairs: the small
-  // tile 256x8 0.091 / 0.102 against 384x20 0.096 / 0.119 (2026-11-26).
+  // decide the rest (2^22 pairs make 341 tiles of 12288 on 132 SMs): the smaller shapes below.
   t.large_tile_pairs_workgroup_size = 512;
   t.large_tile_pairs_keys_per_thread = 24;
+  // Smaller shapes where they fill the waves better (LargeTileCost, tuning.h, has the
+  // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 24, from 2^20 keys, where 512 x 20 sorts
+  // keys in 0.070 ms against 0.089 on the small tiles (256 x 8), and 512 x 16 pairs in 0.082
+  // against 0.102 (2026-11-27); below 2^20 unmeasured.
+  t.large_tile_min_count = 1u << 20;
+  t.large_tile_min_keys_per_thread = 20;
+  t.large_tile_pairs_min_keys_per_thread = 16;
   return t;
 }
 constexpr TuningConfig kNvidia = nvidiaTuning();
@@ -136,7 +141,7 @@ bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, ui
 }
 
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words,
-                            LookbackTile tile) {
+                            LookbackTile tile, uint32_t choice) {
   TuningConfig wide = tuning;
   wide.digit_bits = VREN_RADIX_MAX_DIGIT_BITS;
   const uint32_t asked_threads[] = {tuning.lookback_workgroup_size, tuning.large_tile_workgroup_size,
@@ -149,6 +154,15 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
       std::clamp(asked_threads[static_cast<uint32_t>(tile)], step, std::max(step, limits.max_workgroup_size));
   threads -= threads % step;
   uint32_t keys = std::clamp(asked_keys[static_cast<uint32_t>(tile)], 1u, 64u);
+  if (choice > 0) {  // a smaller shape of a large tile, where the tuning asks for one
+    const uint32_t least =
+        tile == LookbackTile::kLargeKeys ? tuning.large_tile_min_keys_per_thread : tuning.large_tile_pairs_min_keys_per_thread;
+    if (tile == LookbackTile::kSmall || choice >= kLargeTileChoices || least == 0 || keys < least + 2 * choice) {
+      wide.lookback_max_count = 0;
+      return wide;
+    }
+    keys -= 2 * choice;
+  }
   // Per-subgroup counters grow with the subgroups: fewer threads while they take half the
   // shared memory even packed, then fewer keys per thread.
   while (threads > step && 2 * onesweepSubgroups(threads, limits) * 256 > limits.max_shared_memory / 2)
@@ -171,6 +185,21 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
     wide.lookback_max_count = 0;
   return wide;
+}
+
+uint32_t chooseLargeTile(uint32_t count, const uint32_t* tile_sizes, const uint32_t* max_tiles, uint32_t candidates,
+                         uint32_t slots, const LargeTileCost& cost) {
+  uint32_t chosen = 0;
+  double least = 0;
+  for (uint32_t i = 0; i < candidates && slots > 0; ++i) {
+    if (tile_sizes[i] == 0) continue;
+    const uint64_t tiles = std::max(1u, divCeil(count, tile_sizes[i]));
+    if (tiles > max_tiles[i]) continue;
+    const double waves = static_cast<double>((tiles + slots - 1) / slots);
+    const double time = waves * (cost.fixed_ns + cost.per_key_ns * tile_sizes[i]);
+    if (i == 0 || time < least) chosen = i, least = time;  // ties: the larger tile
+  }
+  return chosen;
 }
 
 uint32_t blockSharedBytes(const TuningConfig& tuning, uint32_t max_subgroups, uint32_t key_words) {

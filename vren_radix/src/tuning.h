@@ -56,15 +56,50 @@ uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits
 bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words);
 
 // The look-back's tiles: small ones for keys alone and with values, large ones from
-// large_tile_min_count keys, one shape for keys alone and one with values.
+// large_tile_min_count keys, for keys alone and with values, each in up to kLargeTileChoices
+// shapes (TuningConfig::large_tile_min_keys_per_thread): the one asked, then 2, 4, ... keys per
+// thread fewer.
 enum class LookbackTile : uint32_t { kSmall, kLargeKeys, kLargePairs };
-constexpr uint32_t kLookbackTiles = 3;
+constexpr uint32_t kLargeTileChoices = 5;
+// Where KeyPipelines::Lookback::tiles holds a tile: the small one first, then the large ones for
+// keys alone, then those with values, each from the largest.
+constexpr uint32_t kLookbackTiles = 1 + 2 * kLargeTileChoices;
+constexpr uint32_t lookbackTileIndex(LookbackTile tile, uint32_t choice) {
+  return tile == LookbackTile::kSmall ? 0 : tile == LookbackTile::kLargeKeys ? 1 + choice : 1 + kLargeTileChoices + choice;
+}
+constexpr LookbackTile lookbackTileKind(uint32_t index) {
+  return index == 0 ? LookbackTile::kSmall : index <= kLargeTileChoices ? LookbackTile::kLargeKeys : LookbackTile::kLargePairs;
+}
+constexpr uint32_t lookbackTileChoice(uint32_t index) { return index == 0 ? 0 : (index - 1) % kLargeTileChoices; }
 // A look-back tile's tuning: 8-bit digits, lookback_workgroup_size threads (whole subgroups) x
-// lookback_keys_per_thread keys, or the large_tile_* or large_tile_pairs_* shape, shrunk to the
-// device's shared memory; lookback_max_count 0 if nothing fits or the device has no subgroup
-// shuffle.
+// lookback_keys_per_thread keys, or the large_tile_* or large_tile_pairs_* shape (its `choice`:
+// 2 * choice keys per thread fewer), shrunk to the device's shared memory; lookback_max_count 0
+// if nothing fits, the device has no subgroup shuffle, or the tuning asks for no such choice.
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words,
-                            LookbackTile tile);
+                            LookbackTile tile, uint32_t choice = 0);
+
+// What a large look-back tile costs, for the choice between its shapes: a tile's fixed work and
+// its work per key. The choice takes the shape with the least cost per SM: the tiles' waves
+// (tiles / slots, rounded up) times a tile's cost. H200 (132 SMs, one 512-thread tile each at
+// a time), uniform u32, medians, ms (2026-11-27), 512 x K keys per thread, K = 16/20/22/24/26:
+// keys 2^20 0.071/0.070/0.072/0.075/0.077, 1920x1080 0.116/0.113/0.117/0.120/0.123, 2560x1440
+// 0.192/0.162/0.165/0.171/0.172, 2^22 0.203/0.191/0.172/0.179/0.183, 3840x2160
+// 0.381/0.332/0.319/0.322/0.306, 2^24 0.722/0.620/0.598/0.591/0.577; pairs (K = 16/20/22/24) 2^20
+// 0.082/0.085/0.089/0.093, 1920x1080 0.137/0.143/0.150/0.156, 2560x1440 0.249/0.216/0.225/0.234,
+// 2^22 0.261/0.263/0.234/0.243, 3840x2160 0.486/0.451/0.433/0.443, 2^24 0.922/0.836/0.821/0.809.
+// Fitted per pass from these, and choosing the best measured shape at each of them: keys 6.2 us
+// a tile and 0.45 ns a key, pairs 7.8 us and 0.73 ns.
+struct LargeTileCost {
+  double fixed_ns;
+  double per_key_ns;
+};
+constexpr LargeTileCost kLargeTileCostKeys = {6200, 0.45};
+constexpr LargeTileCost kLargeTileCostPairs = {7800, 0.73};
+// Which of the candidates' tiles (tile_sizes, 0: none; the first the largest) a sort of `count`
+// keys takes, with `slots` tiles running at once (0: unknown, the first) and at most max_tiles
+// tiles (max_tiles[i] for candidate i).
+uint32_t chooseLargeTile(uint32_t count, const uint32_t* tile_sizes, const uint32_t* max_tiles, uint32_t candidates,
+                         uint32_t slots, const LargeTileCost& cost);
 
 // Shared memory of the one-dispatch sort (radix_sort_block.comp's map) for keys and values of a
 // workgroup of `tuning`'s shape.

@@ -68,6 +68,15 @@ struct TuningConfig {
   uint32_t large_tile_workgroup_size = 384;
   uint32_t large_tile_pairs_keys_per_thread = 20;
   uint32_t large_tile_pairs_workgroup_size = 384;
+  // Large tiles in several sizes: besides the keys per thread above, down to these in steps of 2
+  // (at most 5 shapes each; 0: only the one). Per count the sorter takes the shape whose tiles
+  // fill the device's waves best: a sort whose last wave of tiles leaves most of the GPU idle
+  // takes smaller tiles in the same number of waves, or larger ones in fewer.
+  // large_tile_slots tiles run at once (0: one per SM or compute unit, where the driver tells
+  // their number; where it does not, the largest shape).
+  uint32_t large_tile_min_keys_per_thread = 0;
+  uint32_t large_tile_pairs_min_keys_per_thread = 0;
+  uint32_t large_tile_slots = 0;
   // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
   // that an earlier workgroup is running. A larger budget waits longer for a slow tile, a
@@ -117,7 +126,8 @@ struct SorterProperties {
   uint32_t lookback_tile_size;     // the same for look-back sorts (0: none on this device)
   uint32_t lookback_tile_size_u64; // and for 64-bit keys
   uint32_t large_tile_size;        // look-back sorts from TuningConfig::large_tile_min_count keys
-                                   // (0: none, as when that exceeds lookback_max_count)
+                                   // (0: none, as when that exceeds lookback_max_count); the
+                                   // largest of the shapes when there are several
   uint32_t large_tile_size_u64;    // and for 64-bit keys
   uint32_t large_tile_pairs_size;  // the same for keys with values (or argsort)
   uint32_t large_tile_pairs_size_u64;
