@@ -658,10 +658,14 @@ int main(int argc, char** argv) {
                                               std::to_string(props.tuning.large_tile_min_count) + " keys " +
                                               std::to_string(props.tuning.large_tile_workgroup_size) + "x" +
                                               std::to_string(props.tuning.large_tile_keys_per_thread) + " (tile " +
-                                              std::to_string(props.large_tile_size) + "), pairs " +
+                                              std::to_string(props.large_tile_size) + ", down to " +
+                                              std::to_string(props.tuning.large_tile_min_keys_per_thread) + " keys), pairs " +
                                               std::to_string(props.tuning.large_tile_pairs_workgroup_size) + "x" +
                                               std::to_string(props.tuning.large_tile_pairs_keys_per_thread) + " (tile " +
-                                              std::to_string(props.large_tile_pairs_size) + "); one dispatch up to " + std::to_string(props.block_size) +
+                                              std::to_string(props.large_tile_pairs_size) + ", down to " +
+                                              std::to_string(props.tuning.large_tile_pairs_min_keys_per_thread) +
+                                              " keys; " + std::to_string(props.tuning.large_tile_slots) +
+                                              " tiles at once); one dispatch up to " + std::to_string(props.block_size) +
                                               " keys");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));
