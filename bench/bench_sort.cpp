@@ -587,8 +587,8 @@ constexpr const char* kFlagsHelp =
     "  --tuning=WxK[xD]  the sorter's tuning: W threads x K keys per thread, D-bit digits (4 or 8)\n"
     "  --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads\n"
     "  --large-tile=M[xK[xW]] look-back sorts from M keys on large tiles, for keys alone of W threads x K\n"
-    "                    keys (on top of the device's tuning, or of --tuning)\n"
-    "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort)\n\n";
+    "                    keys (on top of the device's tuning, or of --tuning); a K given is the only shape\n"
+    "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort), the only one\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -621,10 +621,16 @@ int main(int argc, char** argv) {
   if (ctx && (flags.large_tile_set || flags.large_pairs_set)) {  // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
     if (flags.large_tile_set) flags.tuning.large_tile_min_count = flags.large_tile_min_count;
-    if (flags.large_tile_keys_per_thread) flags.tuning.large_tile_keys_per_thread = flags.large_tile_keys_per_thread;
+    // A keys per thread given pins that one shape.
+    if (flags.large_tile_keys_per_thread) {
+      flags.tuning.large_tile_keys_per_thread = flags.large_tile_keys_per_thread;
+      flags.tuning.large_tile_min_keys_per_thread = 0;
+    }
     if (flags.large_tile_workgroup_size) flags.tuning.large_tile_workgroup_size = flags.large_tile_workgroup_size;
-    if (flags.large_pairs_keys_per_thread)
+    if (flags.large_pairs_keys_per_thread) {
       flags.tuning.large_tile_pairs_keys_per_thread = flags.large_pairs_keys_per_thread;
+      flags.tuning.large_tile_pairs_min_keys_per_thread = 0;
+    }
     if (flags.large_pairs_workgroup_size) flags.tuning.large_tile_pairs_workgroup_size = flags.large_pairs_workgroup_size;
     options.tuning = &flags.tuning;
     ctx.reset();

@@ -65,9 +65,22 @@ Context& context() {
 
 Context& contextWithTuning(const TuningConfig& t) {
   auto key = [](const TuningConfig& c) {
-    return std::vector<uint32_t>{c.workgroup_size,           c.keys_per_thread,      c.digit_bits,
-                                 c.lookback_max_count,       c.lookback_keys_per_thread, c.lookback_poll_budget,
-                                 c.block_max_count,          c.lookback_workgroup_size};
+    return std::vector<uint32_t>{c.workgroup_size,
+                                 c.keys_per_thread,
+                                 c.digit_bits,
+                                 c.lookback_max_count,
+                                 c.lookback_keys_per_thread,
+                                 c.lookback_poll_budget,
+                                 c.block_max_count,
+                                 c.lookback_workgroup_size,
+                                 c.large_tile_min_count,
+                                 c.large_tile_keys_per_thread,
+                                 c.large_tile_workgroup_size,
+                                 c.large_tile_pairs_keys_per_thread,
+                                 c.large_tile_pairs_workgroup_size,
+                                 c.large_tile_min_keys_per_thread,
+                                 c.large_tile_pairs_min_keys_per_thread,
+                                 c.large_tile_slots};
   };
   // The default context first: statics die in reverse order. Its own tuning needs no other.
   Context& device_default = context();

@@ -622,10 +622,11 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_s
 TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min_count" * doctest::test_suite("subgroup")) {
   // Tiles of 32 threads x 2 keys below the threshold; from it, keys alone on 64 threads x 3 or 1
   // keys (odd tiles) and with values on 32 x 5, 3 or 1, whichever fills waves of 16 tiles best:
-  // at 1000 keys 64 x 1 (16 tiles against 6 of 64 x 3, one wave either way) and 32 x 3 (11
-  // tiles), at 2000 keys 64 x 3 (11 tiles against 32) and 32 x 5 (13 against 21). Both sides of
-  // the threshold and past it, keys and pairs, every key type and option, and a GPU-side count
-  // below the count that bounds it, which takes the largest shapes.
+  // at 500 keys 64 x 1 and 32 x 1 (8 and 16 tiles, one wave), at 1000 keys 64 x 1 (16 tiles
+  // against 6 of 64 x 3, one wave either way) and 32 x 3 (11 tiles against 32), at 2000 keys 64
+  // x 3 (11 tiles against 32) and 32 x 5 (13 against 21). Both sides of the threshold and past
+  // it, keys and pairs, every key type and option, and a GPU-side count below the count that
+  // bounds it, which takes the largest shapes.
   TuningConfig t = getSorterProperties(context().sorter()).tuning;
   t.lookback_workgroup_size = 32;
   t.lookback_keys_per_thread = 2;
@@ -638,7 +639,7 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   t.large_tile_slots = 16;
   t.lookback_max_count = 0xFFFFFFFFu;
   t.block_max_count = 0;
-  const uint32_t threshold = 1000;
+  const uint32_t threshold = 500;
   t.large_tile_min_count = threshold;
   Context& ctx = contextWithTuning(t);
   const SorterProperties props = getSorterProperties(ctx.sorter());
@@ -649,7 +650,7 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   REQUIRE(props.tuning.large_tile_min_keys_per_thread == 1);
   REQUIRE(props.tuning.large_tile_pairs_min_keys_per_thread == 1);
   REQUIRE(props.tuning.large_tile_slots == 16);
-  for (uint32_t n : {threshold - 1, threshold, 2000u}) {
+  for (uint32_t n : {threshold - 1, threshold, 1000u, 2000u}) {
     INFO("count " << n);
     SortInfo asked;
     asked.count = n;
@@ -679,6 +680,32 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   }
 }
 
+
+TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more tiles than the look-back takes") {
+  // With 4096 tiles at once every shape is one wave, so the smallest would win; on lavapipe a
+  // look-back sort takes at most 1024 tiles: at 100000 keys 64 x 1 (1563 tiles) and 32 x 3 (1042)
+  // are skipped for 64 x 3 (521) and 32 x 5 (625).
+  TuningConfig t = getSorterProperties(context().sorter()).tuning;
+  t.lookback_workgroup_size = 32;
+  t.lookback_keys_per_thread = 2;
+  t.large_tile_workgroup_size = 64;
+  t.large_tile_keys_per_thread = 3;
+  t.large_tile_pairs_workgroup_size = 32;
+  t.large_tile_pairs_keys_per_thread = 5;
+  t.large_tile_min_keys_per_thread = 1;
+  t.large_tile_pairs_min_keys_per_thread = 1;
+  t.large_tile_slots = 4096;
+  t.lookback_max_count = 0xFFFFFFFFu;
+  t.block_max_count = 0;
+  t.large_tile_min_count = 500;
+  Context& ctx = contextWithTuning(t);
+  const uint32_t n = 100000;
+  SortInfo asked;
+  asked.count = n;
+  CHECK(getPassCount(ctx.sorter(), asked) == 4);  // the look-back, on a shape that fits
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
+}
 TEST_CASE_FIXTURE(GpuTest, "large_tile_min_count 0 with the look-back off: the passes alone") {
   // No look-back tile is made, large or small: memory queries and sorts of every size go to the
   // count, scan and scatter passes.
@@ -710,6 +737,7 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large for unpacked rank counters
   t.large_tile_min_count = 4000;
   t.large_tile_workgroup_size = t.large_tile_pairs_workgroup_size = 128;
   t.large_tile_keys_per_thread = t.large_tile_pairs_keys_per_thread = 49;
+  t.large_tile_min_keys_per_thread = t.large_tile_pairs_min_keys_per_thread = 0;  // that shape alone
   Context& ctx = contextWithTuning(t);
   const SorterProperties props = getSorterProperties(ctx.sorter());
   if (props.subgroup_size < 32) REQUIRE(props.large_tile_size < 128 * 49);  // shrunk: packed

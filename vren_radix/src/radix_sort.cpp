@@ -97,16 +97,17 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
   for (uint32_t i = 0; i < kLookbackTiles; ++i) {
     KeyPipelines::Lookback::Tiles& t = lookback.tiles[i];
     // Large tiles only where some count takes them; none without the look-back. A smaller shape
-    // only where it fits, is asked for and differs from the larger ones (64-bit keys may shrink
-    // them all to one).
+    // only where it fits, is asked for and is smaller than every shape before it: 64-bit keys
+    // shrink large shapes to what fits whole, and a smaller one asked for may fit in halves and
+    // come out larger (512 x 24 pairs become 512 x 8, 512 x 16 stay).
     if (lookback.max_count == 0 || (i != 0 && lookback.large_min_count > lookback.max_count)) continue;
     const TuningConfig& shape = t.tuning;
     if (lookbackTileChoice(i) > 0) {
-      bool same = shape.lookback_max_count == 0;
-      for (uint32_t j = i - lookbackTileChoice(i); j < i && !same; ++j)
-        same = lookback.tiles[j].tile_size > 0 && lookback.tiles[j].tuning.keys_per_thread == shape.keys_per_thread &&
-               lookback.tiles[j].tuning.workgroup_size == shape.workgroup_size;
-      if (same) continue;
+      bool kept = shape.lookback_max_count != 0;
+      for (uint32_t j = i - lookbackTileChoice(i); j < i && kept; ++j)
+        kept = lookback.tiles[j].tile_size == 0 ||
+               shape.workgroup_size * shape.keys_per_thread < lookback.tiles[j].tile_size;
+      if (!kept) continue;
     }
     t.tile_size = shape.workgroup_size * shape.keys_per_thread;
     t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(lookbackMaxTiles(limits), tiles_by_internal));

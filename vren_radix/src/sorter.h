@@ -67,8 +67,8 @@ struct KeyPipelines {
   ScatterPipelines scatter;
   VkPipeline copy = VK_NULL_HANDLE;
   // Look-back sorts (TuningConfig::lookback_max_count): the histogram of every pass, then one
-  // onesweep dispatch per pass, on small tiles or from large_min_count keys on large ones (one
-  // shape for keys alone, one with values).
+  // onesweep dispatch per pass, on small tiles or from large_min_count keys on large ones (up to
+  // detail::kLargeTileChoices shapes for keys alone, as many with values, the largest first).
   struct Lookback {
     struct Tiles {
       TuningConfig tuning{};  // lookback_max_count 0: not on this device
@@ -108,7 +108,7 @@ struct KeyPipelines {
 KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& limits, uint32_t key_words);
 
 // One pipeline of a key width's set: a name for messages and tools ("count_mapped",
-// "large_onesweep_pairs"), how it is specialized, and where KeyPipelines keeps it.
+// "large_512x24_onesweep_pairs"), how it is specialized, and where KeyPipelines keeps it.
 struct KeyPipelineRow {
   std::string name;
   PipelineSpec spec;

@@ -157,7 +157,8 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   if (choice > 0) {  // a smaller shape of a large tile, where the tuning asks for one
     const uint32_t least =
         tile == LookbackTile::kLargeKeys ? tuning.large_tile_min_keys_per_thread : tuning.large_tile_pairs_min_keys_per_thread;
-    if (tile == LookbackTile::kSmall || choice >= kLargeTileChoices || least == 0 || keys < least + 2 * choice) {
+    if (tile == LookbackTile::kSmall || choice >= kLargeTileChoices || least == 0 || keys < least ||
+        keys - least < 2 * choice) {
       wide.lookback_max_count = 0;
       return wide;
     }
@@ -191,13 +192,14 @@ uint32_t chooseLargeTile(uint32_t count, const uint32_t* tile_sizes, const uint3
                          uint32_t slots, const LargeTileCost& cost) {
   uint32_t chosen = 0;
   double least = 0;
+  bool found = false;
   for (uint32_t i = 0; i < candidates && slots > 0; ++i) {
     if (tile_sizes[i] == 0) continue;
     const uint64_t tiles = std::max(1u, divCeil(count, tile_sizes[i]));
     if (tiles > max_tiles[i]) continue;
     const double waves = static_cast<double>((tiles + slots - 1) / slots);
     const double time = waves * (cost.fixed_ns + cost.per_key_ns * tile_sizes[i]);
-    if (i == 0 || time < least) chosen = i, least = time;  // ties: the larger tile
+    if (!found || time < least) chosen = i, least = time, found = true;  // ties: the larger tile
   }
   return chosen;
 }

@@ -71,9 +71,11 @@ struct TuningConfig {
   // Large tiles in several sizes: besides the keys per thread above, down to these in steps of 2
   // (at most 5 shapes each; 0: only the one). Per count the sorter takes the shape whose tiles
   // fill the device's waves best: a sort whose last wave of tiles leaves most of the GPU idle
-  // takes smaller tiles in the same number of waves, or larger ones in fewer.
+  // takes smaller tiles in the same number of waves, or larger ones in fewer. A smaller shape
+  // that shrinks to no smaller a tile than a larger one (64-bit keys) is not made.
   // large_tile_slots tiles run at once (0: one per SM or compute unit, where the driver tells
-  // their number; where it does not, the largest shape).
+  // their number, which assumes one large tile per SM at a time; where it does not, the largest
+  // shape). A count read on the GPU takes the largest shape.
   uint32_t large_tile_min_keys_per_thread = 0;
   uint32_t large_tile_pairs_min_keys_per_thread = 0;
   uint32_t large_tile_slots = 0;
