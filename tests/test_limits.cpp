@@ -224,6 +224,11 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: memory requirements near the largest co
     bad = info;
     bad.internal.size -= 4;
     checkRefused(validateSortInfo(big.get(), bad), "internal buffer is smaller", "internal one word short");
+    bad = info;
+    bad.expected_count = max;  // at most count: accepted
+    CHECK(validateSortInfo(big.get(), bad) == nullptr);
+    bad.count = max - 1;
+    checkRefused(validateSortInfo(big.get(), bad), "expected_count exceeds count", "expected_count above count");
     // Counts past the limit, up to 2^32 - 1, are refused before any size is computed.
     for (uint64_t n :
          {uint64_t{max} + 1, (uint64_t{1} << 31) + 1, uint64_t{0xFFFFFFFFu} - tile, uint64_t{0xFFFFFFFFu}}) {

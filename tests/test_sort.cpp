@@ -674,12 +674,17 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
     o.gpu_count = true;
     o.gpu_count_value = n / 3;
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU");
+    // The shapes chosen for the third that is expected, within those whose tiles for n keys fit.
+    o.expected_count = n / 3;
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU, expected");
+    o.key_type = KeyType::kF32;
+    o.gpu_count_value = n;
+    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, o, "f32 keys, all on the GPU, a third expected");
     o = {};
     o.end_bit = 4;  // one 4-bit digit: from the threshold on, a 4-bit pass instead
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, bits [0, 4)");
   }
 }
-
 
 TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more tiles than the look-back takes") {
   // With 4096 tiles at once every shape is one wave, so the smallest would win; on lavapipe a
@@ -705,6 +710,12 @@ TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more til
   CHECK(getPassCount(ctx.sorter(), asked) == 4);  // the look-back, on a shape that fits
   checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
   checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
+  // A GPU-side count expected small still takes only shapes whose tiles for the bound fit.
+  SortOptions o;
+  o.gpu_count = true;
+  o.gpu_count_value = n;
+  o.expected_count = 1000;
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, GPU-side count, 1000 expected");
 }
 TEST_CASE_FIXTURE(GpuTest, "large_tile_min_count 0 with the look-back off: the passes alone") {
   // No look-back tile is made, large or small: memory queries and sorts of every size go to the

@@ -464,13 +464,13 @@ uint32_t keyBytes(KeyType t) { return t == KeyType::kU64 ? 8 : 4; }
 const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyType::kU64 ? s->u64 : s->u32; }
 
 const KeyPipelines::Lookback::Tiles& KeyPipelines::Lookback::tilesFor(uint32_t count, bool with_values,
-                                                                      bool gpu_count) const {
+                                                                      uint32_t expected) const {
   if (count < large_min_count) return tiles[0];
   const uint32_t first = lookbackTileIndex(with_values ? LookbackTile::kLargePairs : LookbackTile::kLargeKeys, 0);
-  if (gpu_count) return tiles[first];
+  if (expected == 0) return tiles[first];
   std::array<uint32_t, kLargeTileChoices> sizes{}, most{};
   for (uint32_t c = 0; c < kLargeTileChoices; ++c) sizes[c] = tiles[first + c].tile_size, most[c] = tiles[first + c].max_tiles;
-  return tiles[first + chooseLargeTile(count, sizes.data(), most.data(), kLargeTileChoices, large_slots,
+  return tiles[first + chooseLargeTile(expected, count, sizes.data(), most.data(), kLargeTileChoices, large_slots,
                                        with_values ? kLargeTileCostPairs : kLargeTileCostKeys)];
 }
 
@@ -483,7 +483,7 @@ bool usesBlock(const KeyPipelines& p, uint32_t count) { return count <= p.block.
 // keys below 16, bits [0, 4), 2^26: 0.37 ms against 0.75 ms).
 bool usesLookback(const KeyPipelines& p, uint32_t count, uint32_t bits, bool with_values) {
   // The largest shape decides: it has the fewest tiles, and the choice takes only shapes that fit.
-  const KeyPipelines::Lookback::Tiles& t = p.lookback.tilesFor(count, with_values, true);
+  const KeyPipelines::Lookback::Tiles& t = p.lookback.tilesFor(count, with_values, 0);
   if (bits <= VREN_RADIX_DEFAULT_DIGIT_BITS && count >= p.lookback.large_min_count) return false;
   return count <= std::min(p.lookback.max_count, detail::kLookbackMaxCount) && t.tile_size > 0 &&
          divCeil(count, t.tile_size) <= t.max_tiles;
@@ -565,6 +565,8 @@ const char* validateSortInfo(const Sorter* s, const SortInfo& info) {
   const bool with_values = info.values.buffer != VK_NULL_HANDLE;
   if (info.argsort && (!with_values || info.begin_bit == info.end_bit))
     return "argsort needs values and values_temp buffers and a non-empty bit range.";
+  if (info.expected_count > info.count)
+    return "expected_count exceeds count: it is about how many keys the GPU-side count will hold, at most count.";
   if (info.count == 0 || info.begin_bit == info.end_bit) return nullptr;
   if (info.count > s->properties.max_count) return "The count exceeds the largest count this device can sort.";
   const VkDeviceSize key_bytes = VkDeviceSize{info.count} * keyBytes(info.key_type);
@@ -713,7 +715,8 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   const KeyPipelines& p = pipelinesFor(s, info.key_type);
   // info.count bounds a GPU-side count too.
   const bool lookback = usesLookback(p, info.count, info.end_bit - info.begin_bit, with_values);
-  const KeyPipelines::Lookback::Tiles& lookback_tiles = p.lookback.tilesFor(info.count, with_values, count_buffer);
+  const KeyPipelines::Lookback::Tiles& lookback_tiles =
+      p.lookback.tilesFor(info.count, with_values, count_buffer ? info.expected_count : info.count);
   const uint32_t digit_bits = lookback ? VREN_RADIX_MAX_DIGIT_BITS : p.tuning.digit_bits;
   const uint32_t tile_size = lookback ? lookback_tiles.tile_size : p.tile_size;
   const uint32_t passes = getPassCount(s, info);

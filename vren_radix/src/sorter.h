@@ -83,10 +83,11 @@ struct KeyPipelines {
     uint32_t large_slots = 0;      // large tiles at once (TuningConfig::large_tile_slots), 0: unknown
     VkPipeline histogram = VK_NULL_HANDLE;
     VkPipeline histogram_mapped = VK_NULL_HANDLE;
-    // The tiles a sort of `count` keys takes: from large_min_count the large shape that fills the
-    // device's waves best (detail::chooseLargeTile), or with a GPU-side count, which `count`
-    // only bounds, the largest.
-    const Tiles& tilesFor(uint32_t count, bool with_values, bool gpu_count = false) const;
+    // The tiles a sort of `count` keys (a GPU-side count: at most that many) takes: from
+    // large_min_count the large shape that fills the device's waves best for `expected` keys
+    // (detail::chooseLargeTile) among those whose tiles for `count` keys the look-back takes;
+    // `expected` 0: the largest shape.
+    const Tiles& tilesFor(uint32_t count, bool with_values, uint32_t expected) const;
   } lookback;
   // Sorts of one workgroup (TuningConfig::block_max_count): the whole sort in one dispatch, on
   // the smallest workgroup shape that holds the keys.

@@ -188,15 +188,15 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   return wide;
 }
 
-uint32_t chooseLargeTile(uint32_t count, const uint32_t* tile_sizes, const uint32_t* max_tiles, uint32_t candidates,
-                         uint32_t slots, const LargeTileCost& cost) {
+uint32_t chooseLargeTile(uint32_t count, uint32_t most_count, const uint32_t* tile_sizes, const uint32_t* max_tiles,
+                         uint32_t candidates, uint32_t slots, const LargeTileCost& cost) {
   uint32_t chosen = 0;
   double least = 0;
   bool found = false;
   for (uint32_t i = 0; i < candidates && slots > 0; ++i) {
     if (tile_sizes[i] == 0) continue;
+    if (std::max(1u, divCeil(std::max(count, most_count), tile_sizes[i])) > max_tiles[i]) continue;
     const uint64_t tiles = std::max(1u, divCeil(count, tile_sizes[i]));
-    if (tiles > max_tiles[i]) continue;
     const double waves = static_cast<double>((tiles + slots - 1) / slots);
     const double time = waves * (cost.fixed_ns + cost.per_key_ns * tile_sizes[i]);
     if (!found || time < least) chosen = i, least = time, found = true;  // ties: the larger tile

@@ -96,10 +96,10 @@ struct LargeTileCost {
 constexpr LargeTileCost kLargeTileCostKeys = {6200, 0.45};
 constexpr LargeTileCost kLargeTileCostPairs = {7800, 0.73};
 // Which of the candidates' tiles (tile_sizes, 0: none; the first the largest) a sort of `count`
-// keys takes, with `slots` tiles running at once (0: unknown, the first) and at most max_tiles
-// tiles (max_tiles[i] for candidate i).
-uint32_t chooseLargeTile(uint32_t count, const uint32_t* tile_sizes, const uint32_t* max_tiles, uint32_t candidates,
-                         uint32_t slots, const LargeTileCost& cost);
+// keys takes, with `slots` tiles running at once (0: unknown, the first), among those whose tiles
+// for `most_count` keys (a GPU-side count's bound; at least count) are at most max_tiles[i].
+uint32_t chooseLargeTile(uint32_t count, uint32_t most_count, const uint32_t* tile_sizes, const uint32_t* max_tiles,
+                         uint32_t candidates, uint32_t slots, const LargeTileCost& cost);
 
 // Shared memory of the one-dispatch sort (radix_sort_block.comp's map) for keys and values of a
 // workgroup of `tuning`'s shape.

@@ -56,6 +56,7 @@ struct SortOptions {
   // of keys given, which sizes the memory). Elements past it come back unspecified.
   bool gpu_count = false;
   uint32_t gpu_count_value = 0;
+  uint32_t expected_count = 0;  // SortInfo::expected_count, with gpu_count
 };
 
 // The SortInfo that `options` asks for over `count` keys: key type, bit range, order, argsort.
@@ -68,6 +69,7 @@ inline SortInfo sortInfoFor(const SortOptions& options, uint32_t count) {
   info.end_bit = options.end_bit;
   info.descending = options.descending;
   info.argsort = options.argsort;
+  info.expected_count = options.expected_count;
   return info;
 }
 
