@@ -619,14 +619,11 @@ TEST_CASE_FIXTURE(GpuTest, "the look-back stops at 1024 tiles" * doctest::test_s
   }
 }
 
-TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min_count" * doctest::test_suite("subgroup")) {
-  // Tiles of 32 threads x 2 keys below the threshold; from it, keys alone on 64 threads x 3 or 1
-  // keys (odd tiles) and with values on 32 x 5, 3 or 1, whichever fills waves of 16 tiles best:
-  // at 500 keys 64 x 1 and 32 x 1 (8 and 16 tiles, one wave), at 1000 keys 64 x 1 (16 tiles
-  // against 6 of 64 x 3, one wave either way) and 32 x 3 (11 tiles against 32), at 2000 keys 64
-  // x 3 (11 tiles against 32) and 32 x 5 (13 against 21). Both sides of the threshold and past
-  // it, keys and pairs, every key type and option, and a GPU-side count below the count that
-  // bounds it, which takes the largest shapes.
+namespace {
+
+// The look-back on tiles of 32 threads x 2 keys, and from `threshold` keys on large ones: keys
+// alone on 64 threads x 3 or 1 keys, with values on 32 x 5, 3 or 1, `slots` tiles at once.
+TuningConfig smallAndLargeTiles(uint32_t threshold, uint32_t slots) {
   TuningConfig t = getSorterProperties(context().sorter()).tuning;
   t.lookback_workgroup_size = 32;
   t.lookback_keys_per_thread = 2;
@@ -636,11 +633,25 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   t.large_tile_pairs_keys_per_thread = 5;
   t.large_tile_min_keys_per_thread = 1;
   t.large_tile_pairs_min_keys_per_thread = 1;
-  t.large_tile_slots = 16;
+  t.large_tile_slots = slots;
+  t.large_tile_min_count = threshold;
   t.lookback_max_count = 0xFFFFFFFFu;
   t.block_max_count = 0;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min_count" * doctest::test_suite("subgroup")) {
+  // Tiles of 32 threads x 2 keys below the threshold; from it, keys alone on 64 threads x 3 or 1
+  // keys (odd tiles) and with values on 32 x 5, 3 or 1, whichever fills waves of 16 tiles best:
+  // at 500 keys 64 x 1 and 32 x 1 (8 and 16 tiles, one wave), at 1000 keys 64 x 1 (16 tiles
+  // against 6 of 64 x 3, one wave either way) and 32 x 3 (11 tiles against 32), at 2000 keys 64
+  // x 3 (11 tiles against 32) and 32 x 5 (13 against 21). Both sides of the threshold and past
+  // it, keys and pairs, every key type and option, and a GPU-side count below the count that
+  // bounds it, which takes the largest shapes, or with expected_count those chosen for that.
   const uint32_t threshold = 500;
-  t.large_tile_min_count = threshold;
+  const TuningConfig t = smallAndLargeTiles(threshold, 16);
   Context& ctx = contextWithTuning(t);
   const SorterProperties props = getSorterProperties(ctx.sorter());
   REQUIRE(props.lookback_tile_size == 64);
@@ -690,20 +701,7 @@ TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more til
   // With 4096 tiles at once every shape is one wave, so the smallest would win; on lavapipe a
   // look-back sort takes at most 1024 tiles: at 100000 keys 64 x 1 (1563 tiles) and 32 x 3 (1042)
   // are skipped for 64 x 3 (521) and 32 x 5 (625).
-  TuningConfig t = getSorterProperties(context().sorter()).tuning;
-  t.lookback_workgroup_size = 32;
-  t.lookback_keys_per_thread = 2;
-  t.large_tile_workgroup_size = 64;
-  t.large_tile_keys_per_thread = 3;
-  t.large_tile_pairs_workgroup_size = 32;
-  t.large_tile_pairs_keys_per_thread = 5;
-  t.large_tile_min_keys_per_thread = 1;
-  t.large_tile_pairs_min_keys_per_thread = 1;
-  t.large_tile_slots = 4096;
-  t.lookback_max_count = 0xFFFFFFFFu;
-  t.block_max_count = 0;
-  t.large_tile_min_count = 500;
-  Context& ctx = contextWithTuning(t);
+  Context& ctx = contextWithTuning(smallAndLargeTiles(500, 4096));
   const uint32_t n = 100000;
   SortInfo asked;
   asked.count = n;
