@@ -84,11 +84,9 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
   lookback.large_min_count = requested.large_tile_min_count;
   lookback.large_slots = requested.large_tile_slots ? requested.large_tile_slots : limits.compute_units;
   lookback.max_count = lookback.tiles[0].tuning.lookback_max_count;
-  const uint32_t large_keys = lookbackTileIndex(LookbackTile::kLargeKeys, 0);
-  const uint32_t large_pairs = lookbackTileIndex(LookbackTile::kLargePairs, 0);
   // A large tile that does not fit: small ones below large_min_count keys, no look-back above.
-  if (lookback.tiles[large_keys].tuning.lookback_max_count == 0 ||
-      lookback.tiles[large_pairs].tuning.lookback_max_count == 0)
+  if (lookback.tiles[kLargeKeysTile].tuning.lookback_max_count == 0 ||
+      lookback.tiles[kLargePairsTile].tuning.lookback_max_count == 0)
     lookback.max_count = std::min(lookback.max_count, std::max(lookback.large_min_count, 1u) - 1);
   // Within one allocation and the shaders' u32 word indices, as the tile count's internal words.
   const uint64_t internal_words = std::min(limits.max_allocation / 4, uint64_t{1} << 32);
@@ -334,9 +332,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   for (auto [reported, lookback] : {std::pair{&s->properties.tuning, &s->u32.lookback},
                                     std::pair{&s->properties.tuning_u64, &s->u64.lookback}}) {
     const TuningConfig& small = lookback->tiles[0].tuning;
-    const TuningConfig& large = lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargeKeys, 0)].tuning;
-    const TuningConfig& large_pairs =
-        lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargePairs, 0)].tuning;
+    const TuningConfig& large = lookback->tiles[detail::kLargeKeysTile].tuning;
+    const TuningConfig& large_pairs = lookback->tiles[detail::kLargePairsTile].tuning;
     reported->lookback_max_count = std::min(lookback->max_count, detail::kLookbackMaxCount);
     reported->lookback_workgroup_size = small.workgroup_size;
     reported->lookback_keys_per_thread = small.keys_per_thread;
@@ -349,8 +346,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     // The smallest shapes made (the asked minimum may have shrunk with the tile, or made none).
     reported->large_tile_min_keys_per_thread = reported->large_tile_pairs_min_keys_per_thread = 0;
     for (uint32_t c = 1; c < detail::kLargeTileChoices; ++c) {
-      const auto& keys = lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargeKeys, c)];
-      const auto& pairs = lookback->tiles[detail::lookbackTileIndex(detail::LookbackTile::kLargePairs, c)];
+      const auto& keys = lookback->tiles[detail::kLargeKeysTile + c];
+      const auto& pairs = lookback->tiles[detail::kLargePairsTile + c];
       if (keys.tile_size) reported->large_tile_min_keys_per_thread = keys.tuning.keys_per_thread;
       if (pairs.tile_size) reported->large_tile_pairs_min_keys_per_thread = pairs.tuning.keys_per_thread;
     }
@@ -408,12 +405,10 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   }
   s->properties.lookback_tile_size = s->u32.lookback.max_count ? s->u32.lookback.tiles[0].tile_size : 0;
   s->properties.lookback_tile_size_u64 = s->u64.lookback.max_count ? s->u64.lookback.tiles[0].tile_size : 0;
-  constexpr uint32_t kLargeKeys = detail::lookbackTileIndex(detail::LookbackTile::kLargeKeys, 0);
-  constexpr uint32_t kLargePairs = detail::lookbackTileIndex(detail::LookbackTile::kLargePairs, 0);
-  s->properties.large_tile_size = s->u32.lookback.tiles[kLargeKeys].tile_size;
-  s->properties.large_tile_size_u64 = s->u64.lookback.tiles[kLargeKeys].tile_size;
-  s->properties.large_tile_pairs_size = s->u32.lookback.tiles[kLargePairs].tile_size;
-  s->properties.large_tile_pairs_size_u64 = s->u64.lookback.tiles[kLargePairs].tile_size;
+  s->properties.large_tile_size = s->u32.lookback.tiles[detail::kLargeKeysTile].tile_size;
+  s->properties.large_tile_size_u64 = s->u64.lookback.tiles[detail::kLargeKeysTile].tile_size;
+  s->properties.large_tile_pairs_size = s->u32.lookback.tiles[detail::kLargePairsTile].tile_size;
+  s->properties.large_tile_pairs_size_u64 = s->u64.lookback.tiles[detail::kLargePairsTile].tile_size;
   s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   return detail::finishModule(s, result, "the " + failed, out, why);
@@ -466,7 +461,7 @@ const KeyPipelines& pipelinesFor(const Sorter* s, KeyType t) { return t == KeyTy
 const KeyPipelines::Lookback::Tiles& KeyPipelines::Lookback::tilesFor(uint32_t count, bool with_values,
                                                                       uint32_t expected) const {
   if (count < large_min_count) return tiles[0];
-  const uint32_t first = lookbackTileIndex(with_values ? LookbackTile::kLargePairs : LookbackTile::kLargeKeys, 0);
+  const uint32_t first = with_values ? kLargePairsTile : kLargeKeysTile;
   if (expected == 0) return tiles[first];
   std::array<uint32_t, kLargeTileChoices> sizes{}, most{};
   for (uint32_t c = 0; c < kLargeTileChoices; ++c) sizes[c] = tiles[first + c].tile_size, most[c] = tiles[first + c].max_tiles;

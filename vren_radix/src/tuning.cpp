@@ -195,7 +195,7 @@ uint32_t chooseLargeTile(uint32_t count, uint32_t most_count, const uint32_t* ti
   bool found = false;
   for (uint32_t i = 0; i < candidates && slots > 0; ++i) {
     if (tile_sizes[i] == 0) continue;
-    if (std::max(1u, divCeil(std::max(count, most_count), tile_sizes[i])) > max_tiles[i]) continue;
+    if (std::max(1u, divCeil(most_count, tile_sizes[i])) > max_tiles[i]) continue;
     const uint64_t tiles = std::max(1u, divCeil(count, tile_sizes[i]));
     const double waves = static_cast<double>((tiles + slots - 1) / slots);
     const double time = waves * (cost.fixed_ns + cost.per_key_ns * tile_sizes[i]);

@@ -71,6 +71,9 @@ constexpr LookbackTile lookbackTileKind(uint32_t index) {
   return index == 0 ? LookbackTile::kSmall : index <= kLargeTileChoices ? LookbackTile::kLargeKeys : LookbackTile::kLargePairs;
 }
 constexpr uint32_t lookbackTileChoice(uint32_t index) { return index == 0 ? 0 : (index - 1) % kLargeTileChoices; }
+// The largest shapes, the ones asked for.
+constexpr uint32_t kLargeKeysTile = lookbackTileIndex(LookbackTile::kLargeKeys, 0);
+constexpr uint32_t kLargePairsTile = lookbackTileIndex(LookbackTile::kLargePairs, 0);
 // A look-back tile's tuning: 8-bit digits, lookback_workgroup_size threads (whole subgroups) x
 // lookback_keys_per_thread keys, or the large_tile_* or large_tile_pairs_* shape (its `choice`:
 // 2 * choice keys per thread fewer), shrunk to the device's shared memory; lookback_max_count 0
