@@ -9,7 +9,7 @@
 // in R rounds of one slot per lane, keeping a running count per bin; R = ceil(count /
 // WORKGROUP_SIZE) <= KEYS_PER_THREAD, so that every subgroup takes a share of a small sort. A
 // key's rank is the bin's running count plus its peers below it in the round, found by the OR
-// matcher in s_keys's words (match_or) where they fit, else by ballots over the digit's bits.
+// matcher in s_keys's words (radix_match_or.glsl) where they fit, else by ballots over the digit's bits.
 // Rounds follow slot order, so the ranks are stable. The subgroups' counts, scanned per bin
 // across subgroups and then across bins, give each key its new slot, and the keys move there in
 // shared memory for the next pass.
@@ -62,45 +62,15 @@ uint counter_shift(uint bin) { return (bin & 1u) << 4u; }
 uint counter(uint s, uint bin) { return (s_subgroup_bins[counter_word(s, bin)] >> counter_shift(bin)) & 0xFFFFu; }
 shared uint s_bin_start[BINS];
 
-// The OR matcher (as radix_tile_rank.glsl's): during a pass's rounds the keys are in registers, so
-// s_keys lends its words, one per bin per 32 lanes of the workgroup (subgroups of fewer lanes
-// share a word, each in its own bits), where they fit and a subgroup fits a word; else ballots.
-const uint MATCH_SIZE = (gl_WorkGroupSize.x + 31u) / 32u * BINS;
+// The OR matcher (radix_match_or.glsl): during a pass's rounds the keys are in registers, so
+// s_keys lends its words where they fit (32-bit keys); else ballots.
 #ifdef VREN_RADIX_KEY64
-const bool MATCH_FITS = false;  // s_keys holds uvec2
+bool matching_or() { return false; }  // s_keys holds uvec2
 #else
-const bool MATCH_FITS = MATCH_SIZE <= TILE_SIZE;
+#define MATCH_OR_WORDS s_keys
+#include "radix_match_or.glsl"
+bool matching_or() { return MATCH_OR_SIZE <= TILE_SIZE && match_or_runs(); }
 #endif
-bool matching_or() { return MATCH_FITS && gl_SubgroupSize <= 32u; }
-
-// The lanes of this subgroup whose key has `bin` (every lane calls it; each has a key or the
-// padding bin), by the OR matcher: each lane sets its bit in its bin's word and reads it back.
-// The caller's subgroup barrier after the round orders the lowest peer's clear (match_clear)
-// before the next round's OR.
-uint match_or(uint bin, out uint at, out uint shift) {
-#ifdef VREN_RADIX_KEY64
-  at = 0u;
-  shift = 0u;
-  return 0u;
-#else
-  const uint lanes = gl_SubgroupSize;
-  const uint share = 32u / lanes;  // subgroups per word
-  shift = gl_SubgroupID % share * lanes;
-  at = gl_SubgroupID / share * BINS + bin;
-  atomicOr(s_keys[at], 1u << (shift + gl_SubgroupInvocationID));
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // every peer's bit set
-  // Subgroups sharing the word change its other bits: read it atomically then.
-  const uint word = share == 1u ? s_keys[at] : atomicOr(s_keys[at], 0u);
-  return (word >> shift) & (share == 1u ? 0xFFFFFFFFu : (1u << lanes) - 1u);
-#endif
-}
-void match_clear(uint at, uint shift, uint peers) {
-#ifndef VREN_RADIX_KEY64
-  if (32u / gl_SubgroupSize == 1u) s_keys[at] = 0u;
-  else atomicAnd(s_keys[at], ~(peers << shift));
-#endif
-}
 
 void main() {
   const bool segmented = (pc.flags & VREN_RADIX_FLAG_SEGMENTED) != 0u;
@@ -158,7 +128,7 @@ void main() {
     if (matching_or()) {
       barrier();  // every key read out of s_keys: its words are the matcher's until the moves
 #ifndef VREN_RADIX_KEY64
-      for (uint j = thread; j < MATCH_SIZE; j += gl_WorkGroupSize.x) s_keys[j] = 0u;
+      for (uint j = thread; j < MATCH_OR_SIZE; j += gl_WorkGroupSize.x) s_keys[j] = 0u;
 #endif
       barrier();  // the words zeroed (and the running counts)
     } else {
@@ -169,12 +139,16 @@ void main() {
     // counts leave the padding out of every bin's total, and no key is placed from them.
     if (segment < count) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       if (i >= rounds) break;  // uniform
-      uint below, peer_count, at = 0u, shift = 0u, peer_bits = 0u;
+      uint below, peer_count, peer_bits = 0u;
+      uvec2 place = uvec2(0u);
+#ifndef VREN_RADIX_KEY64
       if (matching_or()) {
-        peer_bits = match_or(bins[i], at, shift);
+        peer_bits = match_or_peers(bins[i], true, place);  // every lane has a key or the padding bin
         below = bitCount(peer_bits & gl_SubgroupLtMask.x);
         peer_count = bitCount(peer_bits);
-      } else {
+      } else
+#endif
+      {
         const uvec4 peers = peers_of(bins[i], true);
         below = subgroupBallotExclusiveBitCount(peers);
         peer_count = subgroupBallotBitCount(peers);
@@ -185,7 +159,9 @@ void main() {
       // Atomic: the lowest lanes of two bins that share a word add in the same round.
       if (below == 0u) {
         atomicAdd(s_subgroup_bins[counter_word(gl_SubgroupID, bins[i])], peer_count << counter_shift(bins[i]));
-        if (matching_or()) match_clear(at, shift, peer_bits);
+#ifndef VREN_RADIX_KEY64
+        if (matching_or()) match_or_clear(place, peer_bits);
+#endif
       }
       subgroupMemoryBarrierShared();
       subgroupBarrier();  // the next round reads the updated counts

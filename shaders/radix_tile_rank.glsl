@@ -10,11 +10,8 @@
 //    subgroup's start of the bin by their number with one shared atomic and hands the old value
 //    on by shuffle; slot = old value + peers below. A subgroup barrier follows each round.
 // Peers are found by DIGIT_BITS + 1 ballots over the digit's bits, or, where the includer lends
-// shared memory that is free during the ranking, by the OR matcher: each lane sets its bit in a
-// word of its bin, and the word read back holds its peers (two shared accesses and two subgroup
-// barriers in place of the ballots; on an H200 at 2^26 keys, 512 x 26 in halves, 2.18 ms against
-// 2.40 with ballots). Its words: per bin, one word per 32 lanes of the workgroup (subgroups of
-// fewer lanes share a word, each in its own bits).
+// shared memory that is free during the ranking, by the OR matcher (radix_match_or.glsl; on an
+// H200 at 2^26 keys, 512 x 26 in halves, 2.18 ms against 2.40 with ballots).
 // With RANK_PACKED, two bins share a counter word (bin 2p in the low half: counters hold slots
 // of the tile, below 2^16), which halves the counters' shared memory so that more subgroups fit
 // a tile. Two bins then share each shared atomic's address, and a thread owns both: on an H200
@@ -41,20 +38,21 @@ uint rank_shift(uint bin) { return RANK_PACKED ? (bin & 1u) << 4u : 0u; }
 // Bin `h` of a unit's packed counts or starts.
 uint rank_unit_part(uint packed, uint h) { return RANK_PACKED ? (packed >> (16u * h)) & 0xFFFFu : packed; }
 
-// The OR matcher's words; it runs where they fit the lent array and a subgroup fits a word.
-const uint RANK_MATCH_SIZE = (gl_WorkGroupSize.x + 31u) / 32u * BINS;
+// The OR matcher runs where its words fit the lent array and a subgroup fits a word.
 #ifdef RANK_MATCH_WORDS
-const bool RANK_MATCH_OR = RANK_MATCH_SIZE <= RANK_MATCH_CAPACITY;
+#define MATCH_OR_WORDS RANK_MATCH_WORDS
+#include "radix_match_or.glsl"
+const bool RANK_MATCH_OR = MATCH_OR_SIZE <= RANK_MATCH_CAPACITY;
+bool rank_matching_or() { return RANK_MATCH_OR && match_or_runs(); }
 #else
-const bool RANK_MATCH_OR = false;
+bool rank_matching_or() { return false; }
 #endif
-bool rank_matching_or() { return RANK_MATCH_OR && gl_SubgroupSize <= 32u; }
 
 // Counters (and the OR matcher's words) to zero; a barrier must follow.
 void rank_clear() {
 #ifdef RANK_MATCH_WORDS
   if (rank_matching_or())
-    for (uint j = gl_LocalInvocationIndex; j < RANK_MATCH_SIZE; j += gl_WorkGroupSize.x) RANK_MATCH_WORDS[j] = 0u;
+    for (uint j = gl_LocalInvocationIndex; j < MATCH_OR_SIZE; j += gl_WorkGroupSize.x) RANK_MATCH_WORDS[j] = 0u;
 #endif
   for (uint j = gl_LocalInvocationIndex; j < gl_NumSubgroups * RANK_UNITS; j += gl_WorkGroupSize.x)
     s_subgroup_bins[j] = 0u;
@@ -103,27 +101,15 @@ uint rank_advance(uint bin, uint peers) {
 // The caller's subgroup barrier after each round (step 3) orders the leader's clear before the
 // next round's OR.
 uint rank_key_or(uint bin, bool valid) {
-  const uint lanes = gl_SubgroupSize;
-  const uint share = 32u / lanes;  // subgroups per word
-  const uint shift = gl_SubgroupID % share * lanes;
-  const uint at = gl_SubgroupID / share * BINS + bin;
-  const bool own_word = share == 1u;  // else other subgroups' atomics change the word's other bits
-  if (valid) atomicOr(RANK_MATCH_WORDS[at], 1u << (shift + gl_SubgroupInvocationID));
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // every peer's bit set
-  uint peers = 0u;
-  if (valid) {
-    const uint word = own_word ? RANK_MATCH_WORDS[at] : atomicOr(RANK_MATCH_WORDS[at], 0u);
-    peers = (word >> shift) & (own_word ? 0xFFFFFFFFu : (1u << lanes) - 1u);
-  }
+  uvec2 place;
+  const uint peers = match_or_peers(bin, valid, place);
   const uint leader = uint(findMSB(peers));
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // every peer's word read before the leader clears the bits
   uint before = 0u;
   if (valid && gl_SubgroupInvocationID == leader) {
     before = rank_advance(bin, bitCount(peers));
-    if (own_word) RANK_MATCH_WORDS[at] = 0u;
-    else atomicAnd(RANK_MATCH_WORDS[at], ~(peers << shift));
+    match_or_clear(place, peers);
   }
   // Every lane takes part in the shuffle; invalid lanes read a lane of their own choosing.
   return subgroupShuffle(before, valid ? leader : gl_SubgroupInvocationID) + bitCount(peers & gl_SubgroupLtMask.x);
