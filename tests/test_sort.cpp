@@ -707,7 +707,7 @@ TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more til
   asked.count = n;
   CHECK(getPassCount(ctx.sorter(), asked) == 4);  // the look-back, on a shape that fits
   checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
-  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
+  checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low bits");
   // A GPU-side count expected small still takes only shapes whose tiles for the bound fit.
   SortOptions o;
   o.gpu_count = true;
@@ -715,6 +715,7 @@ TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more til
   o.expected_count = 1000;
   checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, GPU-side count, 1000 expected");
 }
+
 TEST_CASE_FIXTURE(GpuTest, "large_tile_min_count 0 with the look-back off: the passes alone") {
   // No look-back tile is made, large or small: memory queries and sorts of every size go to the
   // count, scan and scatter passes.
