@@ -178,6 +178,7 @@ struct OptionCase {
   const char* name;
   vren::radix::SortOptions options;
   bool pairs;
+  bool expected = false;  // a GPU-side count that SortOptions::expected_count announces
 };
 
 const OptionCase kOptionCases[] = {
@@ -188,6 +189,8 @@ const OptionCase kOptionCases[] = {
     {"f32", {.key_type = vren::radix::KeyType::kF32}, false},
     {"argsort", {.argsort = true}, true},
     {"gpu_count", {.gpu_count = true}, false},
+    {"gpu_count_expected", {.gpu_count = true}, false, true},
+    {"gpu_count_expected_pairs", {.gpu_count = true}, true, true},
     {"u64", {.key_type = vren::radix::KeyType::kU64, .end_bit = 64}, false},
     {"u64_pairs", {.key_type = vren::radix::KeyType::kU64, .end_bit = 64}, true},
 };
@@ -204,6 +207,7 @@ uint64_t orderKey(const std::vector<uint32_t>& words, size_t i, const vren::radi
 void benchOption(benchmark::State& state, Context& ctx, const OptionCase& oc, uint32_t count, CaseState& cs) {
   vren::radix::SortOptions options = oc.options;
   options.gpu_count_value = count;
+  if (oc.expected) options.expected_count = count;
   const size_t words_per_key = options.key_type == vren::radix::KeyType::kU64 ? 2 : 1;
   const std::vector<uint32_t> input = makeKeys(Dist::kUniform, count * words_per_key, 7);
   std::vector<uint32_t> values_in;

@@ -685,9 +685,16 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
     o.gpu_count = true;
     o.gpu_count_value = n / 3;
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU");
-    // The shapes chosen for the third that is expected, within those whose tiles for n keys fit.
+    // The shapes chosen for the third that is expected, within those whose tiles for n keys fit;
+    // n's tiles exceed the third's by at most 16, so the passes dispatch n's tiles directly and
+    // those past the GPU-side count return.
     o.expected_count = n / 3;
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU, expected");
+    // Expecting one key: from 1000 keys on n's tiles exceed its one by more than 16, and the
+    // passes take the grids the setup writes.
+    o.expected_count = 1;
+    checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, o, "low bits, a third on the GPU, one expected");
+    o.expected_count = n / 3;
     o.key_type = KeyType::kF32;
     o.gpu_count_value = n;
     checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, o, "f32 keys, all on the GPU, a third expected");
