@@ -2,6 +2,7 @@
 #include "reliability.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 
@@ -138,6 +139,10 @@ void prepare(Context& ctx, const Sorter* sorter, Job& job) {
   job.info.begin_bit = job.options.begin_bit;
   job.info.end_bit = job.options.end_bit;
   job.info.descending = job.options.descending;
+  if (job.options.gpu_count) {
+    make(&job.count, 4, job.options.gpu_count_value);
+    job.info.expected_count = job.options.expected_count;
+  }
   REQUIRE(validateSortInfo(sorter, job.info) == nullptr);
 }
 
@@ -183,7 +188,9 @@ void runJob(Context& ctx, const Sorter* sorter, Job& job) {
   std::string error;
   REQUIRE_MESSAGE(ctx.submit(
                       [&](VkCommandBuffer cmd) {
-                        job.result = cmdSort(sorter, cmd, job.info);
+                        job.result = job.options.gpu_count
+                                         ? cmdSortIndirect(sorter, cmd, job.info, {job.count.buffer, 0, 4})
+                                         : cmdSort(sorter, cmd, job.info);
                         toHost(cmd);
                       },
                       &error),
@@ -200,7 +207,10 @@ void checkSortWith(Context& ctx, const Sorter* sorter, const std::vector<uint32_
   runJob(ctx, sorter, job);
   const GpuBuffer& keys = job.result.in_temp ? job.keys_temp : job.keys;
   const GpuBuffer& values = job.result.in_temp ? job.values_temp : job.values;
-  const std::string mismatch = compare(job.input, static_cast<const uint32_t*>(keys.mapped),
+  // A GPU-side count sorts its first keys (clamped to the count), the rest left as they were.
+  const size_t sorted = options.gpu_count ? std::min<size_t>(options.gpu_count_value, input.size()) : input.size();
+  const std::vector<uint32_t> sorted_input(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(sorted));
+  const std::string mismatch = compare(sorted_input, static_cast<const uint32_t*>(keys.mapped),
                                        pairs ? static_cast<const uint32_t*>(values.mapped) : nullptr, job.options);
   CHECK_MESSAGE(mismatch.empty(), mismatch);
   const VkDeviceSize bytes = VkDeviceSize{job.input.size()} * 4;
@@ -211,7 +221,8 @@ void checkSortWith(Context& ctx, const Sorter* sorter, const std::vector<uint32_
     CHECK(canariesIntact(job.values, bytes));
     CHECK(canariesIntact(job.values_temp, bytes));
   }
-  for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.values, &job.values_temp, &job.internal})
+  if (options.gpu_count) CHECK(canariesIntact(job.count, 4));
+  for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.values, &job.values_temp, &job.internal, &job.count})
     if (b->buffer) ctx.destroyBuffer(b);
 }
 

@@ -87,8 +87,10 @@ struct Job {
   std::vector<uint32_t> input;
   bool pairs = false;
   SortOptions options;
-  // Host-visible buffers; the words past `count` hold canaries.
-  GpuBuffer keys, keys_temp, values, values_temp, internal;
+  // Host-visible buffers; the words past `count` hold canaries. With options.gpu_count, `count`
+  // holds options.gpu_count_value and the sort is cmdSortIndirect's, options.expected_count its
+  // SortInfo::expected_count.
+  GpuBuffer keys, keys_temp, values, values_temp, internal, count;
   SortInfo info;
   SortResult result{};
 };

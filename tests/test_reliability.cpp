@@ -150,6 +150,7 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: 2D grids and a scan of several chunks, 
   TuningConfig tuning{32, 2, 4};
   tuning.lookback_keys_per_thread = 2;
   tuning.lookback_workgroup_size = 32;
+  tuning.large_tile_slots = 64;  // tiles at once, for a GPU-side count's grids
   SorterPtr sorter = fakeSorter(small_device, &tuning, Pipelines::kCompiled);
   const uint32_t tile = getSorterProperties(sorter.get()).lookback_tile_size;
   INFO("look-back, tile " << tile);
@@ -159,6 +160,18 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: 2D grids and a scan of several chunks, 
   REQUIRE(getPassCount(sorter.get(), asked) == 4);  // the look-back's 8-bit digits
   checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kUniform, rng()), false);
   checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kLowBits, rng()), true);
+  // A GPU-side count 40 tiles short of n: expecting 10 tiles fewer than n (within the 64 at once),
+  // the passes dispatch n's tiles on a direct 2D grid and those past the count return; expecting
+  // 100 fewer, they take the grids the setup writes.
+  SortOptions o;
+  o.gpu_count = true;
+  o.gpu_count_value = n - 40 * tile - 3;
+  for (const uint32_t fewer : {10u, 100u}) {
+    o.expected_count = n - fewer * tile;
+    INFO("expected " << fewer << " tiles fewer");
+    checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kUniform, rng()), false, o);
+    checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, o);
+  }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "reliability: every look-back tile publishes its prefix with the prefix flag" *
