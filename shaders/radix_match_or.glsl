@@ -9,13 +9,17 @@
 // orders every peer's read before it, one peer clears their bits (match_or_clear) before the
 // next round's match_or_peers, which a subgroup barrier orders.
 //
-// The includer defines MATCH_OR_WORDS, a shared uint array free while the rounds run, zeroed
-// (its first MATCH_OR_SIZE words) and behind a barrier before the first round; BINS is
-// radix_common.glsl's.
+// The includer defines MATCH_OR_WORDS, a shared uint array free while the rounds run, zeroed by
+// match_or_zero() and behind a barrier before the first round; BINS is radix_common.glsl's.
 
 const uint MATCH_OR_SIZE = (gl_WorkGroupSize.x + 31u) / 32u * BINS;
 
 bool match_or_runs() { return gl_SubgroupSize <= 32u; }
+
+// Every thread of the workgroup: the words the rounds use, zeroed; a barrier must follow.
+void match_or_zero() {
+  for (uint j = gl_LocalInvocationIndex; j < MATCH_OR_SIZE; j += gl_WorkGroupSize.x) MATCH_OR_WORDS[j] = 0u;
+}
 
 // This lane's bit in MATCH_OR_WORDS for `bin`: the word (x) and the shift of its subgroup's bits
 // in it (y).

@@ -128,7 +128,7 @@ void main() {
     if (matching_or()) {
       barrier();  // every key read out of s_keys: its words are the matcher's until the moves
 #ifndef VREN_RADIX_KEY64
-      for (uint j = thread; j < MATCH_OR_SIZE; j += gl_WorkGroupSize.x) s_keys[j] = 0u;
+      match_or_zero();
 #endif
       barrier();  // the words zeroed (and the running counts)
     } else {

@@ -51,8 +51,7 @@ bool rank_matching_or() { return false; }
 // Counters (and the OR matcher's words) to zero; a barrier must follow.
 void rank_clear() {
 #ifdef RANK_MATCH_WORDS
-  if (rank_matching_or())
-    for (uint j = gl_LocalInvocationIndex; j < MATCH_OR_SIZE; j += gl_WorkGroupSize.x) RANK_MATCH_WORDS[j] = 0u;
+  if (rank_matching_or()) match_or_zero();
 #endif
   for (uint j = gl_LocalInvocationIndex; j < gl_NumSubgroups * RANK_UNITS; j += gl_WorkGroupSize.x)
     s_subgroup_bins[j] = 0u;

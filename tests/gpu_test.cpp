@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -64,23 +66,13 @@ Context& context() {
 }
 
 Context& contextWithTuning(const TuningConfig& t) {
+  // Every field, so that a field added to TuningConfig cannot be left out of the key.
+  static_assert(std::has_unique_object_representations_v<TuningConfig> && sizeof(TuningConfig) % 4 == 0,
+                "TuningConfig is compared word by word: u32 fields only");
   auto key = [](const TuningConfig& c) {
-    return std::vector<uint32_t>{c.workgroup_size,
-                                 c.keys_per_thread,
-                                 c.digit_bits,
-                                 c.lookback_max_count,
-                                 c.lookback_keys_per_thread,
-                                 c.lookback_poll_budget,
-                                 c.block_max_count,
-                                 c.lookback_workgroup_size,
-                                 c.large_tile_min_count,
-                                 c.large_tile_keys_per_thread,
-                                 c.large_tile_workgroup_size,
-                                 c.large_tile_pairs_keys_per_thread,
-                                 c.large_tile_pairs_workgroup_size,
-                                 c.large_tile_min_keys_per_thread,
-                                 c.large_tile_pairs_min_keys_per_thread,
-                                 c.large_tile_slots};
+    std::vector<uint32_t> words(sizeof(c) / 4);
+    std::memcpy(words.data(), &c, sizeof(c));
+    return words;
   };
   // The default context first: statics die in reverse order. Its own tuning needs no other.
   Context& device_default = context();

@@ -768,8 +768,8 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   // GPU-side count return at once, where an indirect dispatch costs each pass up to about 0.7 us
   // more on NVIDIA (H200, the same tiles: splat sorts of 1.05 M and 4.20 M visible keys and
   // values 2.8 and 2.3 us faster; 2^24 keys within 1 us).
-  const bool host_grids = count_buffer == nullptr || (lookback && fewExcessTiles(p, info, tile_size));
-  plan.barrier(!host_grids);
+  const bool direct_grids = count_buffer == nullptr || (lookback && fewExcessTiles(p, info, tile_size));
+  plan.barrier(!direct_grids);
   if (lookback) {  // a direct grid: its workgroups stride over a GPU-side count's keys
     plan.dispatch(signed_order ? p.lookback.histogram_mapped : p.lookback.histogram, pc,
                   std::min(divCeil(info.count, p.lookback.tiles[0].tuning.workgroup_size * kHistogramBatch),
@@ -782,7 +782,7 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   const Grid tile_grid = gridFor(tiles, s->max_groups_x);
   const Grid count_groups = gridFor(divCeil(tiles, detail::kCountTiles), s->max_groups_x);
   auto dispatch = [&](VkPipeline pipeline, const Grid& known, VkDeviceSize written) {
-    if (host_grids)
+    if (direct_grids)
       plan.dispatch(pipeline, pc, known.x, known.y);
     else
       plan.dispatchIndirect(pipeline, pc, written);

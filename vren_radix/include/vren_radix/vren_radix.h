@@ -75,7 +75,8 @@ struct TuningConfig {
   // that shrinks to no smaller a tile than a larger one (64-bit keys) is not made.
   // large_tile_slots tiles run at once (0: one per SM or compute unit, where the driver tells
   // their number, which assumes one large tile per SM at a time; where it does not, the largest
-  // shape). A count read on the GPU takes the largest shape.
+  // shape). A count read on the GPU takes the largest shape, unless SortInfo::expected_count
+  // names the count to choose for.
   uint32_t large_tile_min_keys_per_thread = 0;
   uint32_t large_tile_pairs_min_keys_per_thread = 0;
   uint32_t large_tile_slots = 0;
