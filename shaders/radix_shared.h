@@ -79,10 +79,11 @@
 
 // Top-k of a whole buffer by radix select (radix_topk.comp): pc.pass names the phase, the
 // internal words hold, in order: each level's digit histogram, the state entering each level
-// (prefix, keys below it), the candidate count, the grouping word, two indirect grids (the later
-// levels' and the collect's, then the rank's), the candidates' keys and input indices, and each
-// workgroup's histogram of the last level. When level 1 gathers, the histograms of levels 1 and
-// 2 (neither counted then) hold each level-0 bin's next candidate slot and first slot.
+// (prefix, keys below it), the candidate count, the grouping word, two indirect grids (the
+// settle's or collect's, then the rank's), the settle phase's count of workgroups done, the
+// candidates' keys and input indices, and each workgroup's histogram of the last level. When
+// level 1 gathers, the histograms of levels 1 and 2 (neither counted then) hold each level-0
+// bin's next candidate slot and first slot.
 #define VREN_RADIX_TOPK_MAX_K 4096
 // Candidates at most: every key in the first level's bins up to the k-th key's, when they fit
 // (level 1 then gathers them and the later levels are skipped), else exactly k.
@@ -96,6 +97,10 @@
 #define VREN_RADIX_TOPK_PHASE_COLLECT 4  // the k-th key found: gather the k candidates
 #define VREN_RADIX_TOPK_PHASE_RANK 5     // rank the candidates among themselves, write them out
 #define VREN_RADIX_TOPK_PHASE_SEGMENTS 6  // per segment: one workgroup does every phase (k <= SEGMENT_MAX_K)
+// Three levels: the last level and the collect in one dispatch, its workgroups (at most
+// pc.wait_groups, all running at once where the device has room) waiting a bounded time for each
+// other's counts; a workgroup whose wait runs out counts every key itself.
+#define VREN_RADIX_TOPK_PHASE_SETTLE 7
 #define VREN_RADIX_TOPK_SEGMENT_MAX_K 1024
 // Threads sharing each candidate's comparisons in the rank phase, which reads the candidates
 // from shared memory. H200, k = 2048 of 2^20, candidates read from global memory: one thread per
@@ -114,6 +119,7 @@
 #define VREN_RADIX_TOPK_GROUPED (VREN_RADIX_TOPK_CANDIDATES + 1)
 #define VREN_RADIX_TOPK_SKIPPABLE_GRID (VREN_RADIX_TOPK_CANDIDATES + 2)  // VkDispatchIndirectCommand
 #define VREN_RADIX_TOPK_RANK_GRID (VREN_RADIX_TOPK_SKIPPABLE_GRID + 3)
+#define VREN_RADIX_TOPK_SETTLED (VREN_RADIX_TOPK_RANK_GRID + 3)  // the settle phase's workgroups that counted
 #define VREN_RADIX_TOPK_CANDIDATE_KEYS (VREN_RADIX_TOPK_CANDIDATES + 10)  // 16-byte aligned
 #define VREN_RADIX_TOPK_CANDIDATE_INDICES (VREN_RADIX_TOPK_CANDIDATE_KEYS + VREN_RADIX_TOPK_MAX_CANDIDATES)
 #define VREN_RADIX_TOPK_GROUP_HISTOGRAMS (VREN_RADIX_TOPK_CANDIDATE_INDICES + VREN_RADIX_TOPK_MAX_CANDIDATES)
@@ -153,6 +159,7 @@ struct PassConstants {
   // [min_length, max_length] elements only (max_length 0: every segment).
   uint32_t min_length;
   uint32_t max_length;
+  uint32_t wait_groups;  // top-k: the most workgroups of the settle phase (VREN_RADIX_TOPK_PHASE_SETTLE)
 };
 static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_TOTALS,
               "the parity of every pass and of the result fit before the totals");
@@ -190,6 +197,7 @@ layout(push_constant, std430) uniform PassConstants {
   uint k;
   uint min_length;
   uint max_length;
+  uint wait_groups;
 } pc;
 #endif
 

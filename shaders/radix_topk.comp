@@ -1,11 +1,11 @@
 #version 460
 // Top-k of a whole buffer of 32-bit keys (k < count, k <= VREN_RADIX_TOPK_MAX_K) by radix select:
 // find the bin of the k-th key of the stable order digit by digit, gather the candidates, rank
-// them among themselves. Usually 4 dispatches that read the keys twice (the first level and
-// the gather), at most 6 that read them 4 times.
+// them among themselves. 5 dispatches; usually the GPU skips the fourth, and the keys are read
+// twice (the first level and the gather), else 4 times.
 //
 // Phases (pc.pass), each a dispatch behind a barrier:
-// - zero:    the histograms and the candidate count.
+// - zero:    the histograms, the candidate count and the settle phase's count.
 // - level l: (l > 0) the threshold of level l - 1 from its histogram: the bin where the k-th key
 //            lies, given the keys already below the prefix; every workgroup finds the same one,
 //            and workgroup 0 stores the new prefix and count below for the next phase. Then the
@@ -15,9 +15,13 @@
 //            Level 1 first checks whether the keys in level 0's bins up to the threshold's fit
 //            the candidates (VREN_RADIX_TOPK_MAX_CANDIDATES; for uniform keys about
 //            k + count / 2048). If so it gathers them instead of counting, grouped by level-0 bin
-//            in bin order (an atomic per key on its bin's cursor), and workgroup 0 empties the
-//            indirect grid of the later levels and the collect; it also writes the rank's.
-// - collect: the last threshold gives the k-th key K exactly. Every key below K is a candidate,
+//            in bin order (one atomic per key, or per bin for runs of one round), and workgroup 0
+//            empties the indirect grid of the next phase (settle, or with two levels collect);
+//            it also writes the rank's.
+// - settle:  (three levels, level 1 counted) the last level and the collect in one dispatch:
+//            each workgroup counts its run's last digits, publishes them, and waits a bounded
+//            time for every workgroup's (see settle()); then as collect.
+// - collect: (two levels or one) the last threshold gives the k-th key K exactly. Every key below K is a candidate,
 //            and so are the first k - below keys equal to K in input order: each workgroup's
 //            equal keys start after the earlier workgroups' (from their last-level counts), and
 //            within a workgroup one scan per round of keys (16 consecutive ones per thread) ranks
@@ -31,8 +35,9 @@
 //            segment doing all of the above alone: levels counted in shared memory, candidates
 //            gathered in input order into shared memory, ranked there. One dispatch; each
 //            segment's keys read 4 times by its workgroup, mostly from cache.
-// The level and collect phases run the same grid (at most VREN_RADIX_TOPK_MAX_GROUPS
-// workgroups), each workgroup over the same contiguous run of keys.
+// Each workgroup of a phase takes a contiguous run of keys. Level 0 runs fewer workgroups than
+// the rest (fewer histogram atomics); the collect runs the last level's grid, whose workgroups'
+// counts it reads.
 //
 // Keys are compared by their sort field: the order map of signed and float keys, bits
 // [pc.shift, pc.end_bit), reversed for the largest (VREN_RADIX_FLAG_DESCENDING).
@@ -43,8 +48,9 @@
 //   s_bins        4 * 2048   the workgroup's digit counts; the rank's chunk of fields; level 1's
 //                            first slot of each level-0 bin when it gathers
 //   s_candidate_* segments: 12 * 1024, the candidates' keys, fields and indices; the whole
-//                 buffer: 4 W / RANK_SPLIT + 4 + 4 * 2048, the rank's places and chunk of indices
-//   workgroup scan 4 (S + 1), threshold, keys below and in it, round base 16
+//                 buffer: 4 W / RANK_SPLIT + 4 + 4 * 2048, the rank's places and chunk of indices,
+//                 level 1's places per bin when it gathers
+//   workgroup scan 4 (S + 1), threshold, keys below and in it, round base, wait's outcome 20
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
@@ -54,6 +60,13 @@ layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = VREN_RADIX_SPEC_MAX_SUBGROUPS) const uint MAX_SUBGROUPS = 64;
 
 #include "workgroup_scan.glsl"
+
+// The settle phase's bounded wait (published_words.glsl).
+layout(constant_id = VREN_RADIX_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
+layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
+#include "published_words.glsl"
+// The words the settle phase's workgroups write for each other.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentUints { uint data[]; };
 
 const uint WG = gl_WorkGroupSize.x;
 const uint DIGIT = VREN_RADIX_TOPK_DIGIT_BITS;
@@ -67,6 +80,7 @@ shared uint s_threshold;
 shared uint s_threshold_below;
 shared uint s_threshold_count;
 shared uint s_round_base;
+shared uint s_all_counted;
 // Two pipelines: the segments phase's holds VREN_RADIX_TOPK_SEGMENT_MAX_K candidates per
 // workgroup, the whole buffer's (1) only the rank's places and chunk of indices. Shared memory
 // costs the level phases: H200, k = 2048 of 2^20 and of 2^24 in one pipeline with 24 KB, 0.049
@@ -208,17 +222,39 @@ void count_digit(uvec2 span, uint low, uint width, uint prefix) {
 
 // Gathers this workgroup's keys of `run` whose level-0 digit is at most last_bin, each at its
 // bin's next slot (s_bins holds each bin's first): the candidates grouped by bin, in bin order,
-// which the rank uses. One atomic per key, on its bin's cursor.
+// which the rank uses. A run of one round counts its keys' places per bin in shared memory (in
+// s_candidate_indices), then takes each bin's slots with one atomic: k = 2048 of 2^20, about 10
+// keys a workgroup in 5 bins (H200, 2026-11-27, one session: an atomic per key on its bin's
+// cursor 29.5 us in all, this 28.7 us). Longer runs take an atomic per key: a round at a time,
+// the atomics' round trips add up (k = 2048 of 2^24, 8 rounds a workgroup: 114 -> 129 us).
 void gather_by_bin(uvec2 run, uint last_bin) {
   const uint low = level_low(0u);
+  const bool one_round = run.y - run.x <= WG * ROUND_KEYS;
   for (uint start = run.x; start < run.y; start += WG * ROUND_KEYS) {  // uniform
     uint round_keys[ROUND_KEYS];
     load_round(start, run.y, round_keys);
+    uint places[ROUND_KEYS];
+    if (one_round) {  // uniform
+      for (uint b = gl_LocalInvocationIndex; b <= last_bin; b += WG) s_candidate_indices[b] = 0u;
+      barrier();  // the places zeroed
+      [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
+        const uint bin = field_of(round_keys[e]) >> low;
+        const bool takes = round_index(start, e) < run.y && bin <= last_bin;
+        places[e] = takes ? atomicAdd(s_candidate_indices[bin], 1u) : 0u;
+      }
+      barrier();  // the run's keys per bin counted
+      for (uint b = gl_LocalInvocationIndex; b <= last_bin; b += WG) {
+        const uint c = s_candidate_indices[b];
+        if (c != 0u) s_candidate_indices[b] = s_bins[b] + atomicAdd(pc.internal.data[VREN_RADIX_TOPK_BIN_CURSORS + b], c);
+      }
+      barrier();  // the run's first slot per bin
+    }
     [[unroll]] for (uint e = 0u; e < ROUND_KEYS; ++e) {
       const uint i = round_index(start, e);
       const uint bin = field_of(round_keys[e]) >> low;
       if (i < run.y && bin <= last_bin) {
-        const uint slot = s_bins[bin] + atomicAdd(pc.internal.data[VREN_RADIX_TOPK_BIN_CURSORS + bin], 1u);
+        const uint slot = one_round ? s_candidate_indices[bin] + places[e]
+                                    : s_bins[bin] + atomicAdd(pc.internal.data[VREN_RADIX_TOPK_BIN_CURSORS + bin], 1u);
         if (slot < VREN_RADIX_TOPK_MAX_CANDIDATES) {  // within the buffer, unless the histograms lie
           pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_KEYS + slot] = round_keys[e];
           pc.internal.data[VREN_RADIX_TOPK_CANDIDATE_INDICES + slot] = i;
@@ -246,7 +282,10 @@ void count_level(uint l) {
         pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = candidates;
         pc.internal.data[VREN_RADIX_TOPK_GROUPED] = s_threshold + 1u;
       }
-      pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID] = gather ? 0u : gl_NumWorkGroups.x;
+      // Three levels: the settle phase's workgroups, as many as run at once; two: the collect's,
+      // which reads this grid's counts.
+      const uint settle_groups = min(gl_NumWorkGroups.x, max(pc.wait_groups, 1u));
+      pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID] = gather ? 0u : levels() > 2u ? settle_groups : gl_NumWorkGroups.x;
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 1u] = 1u;
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 2u] = 1u;
       pc.internal.data[VREN_RADIX_TOPK_RANK_GRID] = ((gather ? candidates : pc.k) + WG / RANK_SPLIT - 1u) / (WG / RANK_SPLIT);
@@ -358,6 +397,65 @@ void rank() {
   }
 }
 
+// Three levels, when level 1 counted: the last level's digits, then the collect, in one dispatch.
+// Each workgroup counts its run's digits, stores them in its row of the group histograms and
+// adds them to the level's histogram, then waits (polls within POLL_BUDGET) until every
+// workgroup of the grid says it has; a workgroup whose wait runs out counts every key's digit
+// itself, and the keys equal to the k-th in the earlier runs. Either way it finds the same k-th
+// key and appends its candidates.
+void settle() {
+  const uint l = levels() - 1u;
+  const uvec2 state = state_entering(l);  // the prefix entering the last level, keys below it
+  const uvec2 run = run_of_keys();
+  const uint bins = 1u << level_width(l);
+  for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) s_bins[b] = 0u;
+  barrier();  // counters zeroed
+  count_digit(run, level_low(l), level_width(l), state.x);
+  barrier();  // every key counted
+  CoherentUints words = CoherentUints(pc.internal);
+  for (uint b = gl_LocalInvocationIndex; b < bins; b += WG) {
+    const uint c = s_bins[b];
+    words.data[VREN_RADIX_TOPK_GROUP_HISTOGRAMS + gl_WorkGroupID.x * SELECT_BINS + b] = c;
+    if (c != 0u) atomicAdd(words.data[VREN_RADIX_TOPK_HISTOGRAMS + l * SELECT_BINS + b], c);
+  }
+  memoryBarrierBuffer();
+  barrier();  // the workgroup's counts stored before it says so
+  if (gl_LocalInvocationIndex == 0u) {
+    PublishedAtomics published = PublishedAtomics(pc.internal);
+    atomicAdd(pc.internal.data[VREN_RADIX_TOPK_SETTLED], 1u);
+    uint settled = POLL_BUDGET > 0u ? poll_word(published, VREN_RADIX_TOPK_SETTLED) : 0u;
+    for (uint polls = 0u; settled < gl_NumWorkGroups.x && polls < POLL_BUDGET; ++polls)
+      settled = poll_word(published, VREN_RADIX_TOPK_SETTLED);
+    s_all_counted = settled >= gl_NumWorkGroups.x ? 1u : 0u;
+    memoryBarrierBuffer();
+  }
+  barrier();  // the wait's outcome known
+  const uint need = pc.k - state.y;
+  uint ties_before;
+  if (s_all_counted != 0u) {  // uniform
+    for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG)
+      s_bins[b] = b < bins ? words.data[VREN_RADIX_TOPK_HISTOGRAMS + l * SELECT_BINS + b] : 0u;
+    barrier();  // the level's histogram here
+    find_threshold(l, need, true);
+    uint earlier = 0u;
+    for (uint g = gl_LocalInvocationIndex; g < gl_WorkGroupID.x; g += WG)
+      earlier += words.data[VREN_RADIX_TOPK_GROUP_HISTOGRAMS + g * SELECT_BINS + s_threshold];
+    workgroup_exclusive_add(earlier, ties_before);
+  } else {
+    for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) s_bins[b] = 0u;
+    barrier();  // counters zeroed
+    count_digit(uvec2(0u, pc.count), level_low(l), level_width(l), state.x);
+    barrier();  // every key counted
+    find_threshold(l, need, true);
+    const uint kth = (state.x << level_width(l)) | s_threshold;
+    ReadUints keys = ReadUints(pc.keys[0]);
+    uint earlier = 0u;
+    for (uint i = gl_LocalInvocationIndex; i < run.x; i += WG) earlier += field_of(keys.data[i]) == kth ? 1u : 0u;
+    workgroup_exclusive_add(earlier, ties_before);
+  }
+  append_candidates(run, (state.x << level_width(l)) | s_threshold, ties_before, need - s_threshold_below);
+}
+
 // Top-k of segment tile_index(), every phase in this workgroup: the levels count into s_bins,
 // the candidates gather in input order into shared memory (a running count, no atomics), and each
 // is ranked among them.
@@ -436,11 +534,14 @@ void main() {
     if (gl_LocalInvocationIndex == 0u) {
       pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = 0u;
       pc.internal.data[VREN_RADIX_TOPK_GROUPED] = 0u;
+      pc.internal.data[VREN_RADIX_TOPK_SETTLED] = 0u;
     }
   } else if (pc.pass < VREN_RADIX_TOPK_PHASE_COLLECT) {
     count_level(pc.pass - VREN_RADIX_TOPK_PHASE_LEVEL);
   } else if (pc.pass == VREN_RADIX_TOPK_PHASE_COLLECT) {
     collect();
+  } else if (pc.pass == VREN_RADIX_TOPK_PHASE_SETTLE) {
+    settle();
   } else {
     rank();
   }

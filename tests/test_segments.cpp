@@ -484,6 +484,16 @@ TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer") {
       run(ctx, c);
     }
   }
+  // Past the select's 512 workgroups of a round of 4096 keys each, they gather in two rounds;
+  // keys spread over the range in descending order put the smallest in the last one's second.
+  SegmentCase c;
+  c.options = optionsFor(KeyType::kU32);
+  const uint32_t n = 512 * (4096 + 1024);
+  c.words.resize(n);
+  for (uint32_t i = 0; i < n; ++i) c.words[i] = static_cast<uint32_t>((uint64_t{n - 1 - i} << 32) / n);
+  c.k = 2048;
+  c.options.argsort = true;
+  run(ctx, c);
 }
 
 TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer by radix select: key types, ties, bit ranges, largest" *
@@ -513,6 +523,27 @@ TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer by radix select: key typ
         c.largest = !c.largest;
         run(ctx, c);
       }
+    }
+  }
+}
+
+// Keys that leave more candidates than fit after level 1 take the settle phase, whose workgroups
+// wait for each other's counts; with no polls at all, each counts every key itself.
+TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer: the settle phase's waits run out" *
+                               doctest::test_suite("subgroup")) {
+  TuningConfig unpolled = getSorterProperties(context().sorter()).tuning;
+  unpolled.lookback_poll_budget = 0;
+  Context& ctx = contextWithTuning(unpolled);
+  for (Distribution d : {Distribution::kAllEqual, Distribution::kLowBits}) {
+    SegmentCase c;
+    c.options = optionsFor(KeyType::kU32);
+    c.words = keysFor(40000, c.options, d);
+    for (uint32_t k : {1u, 333u, 4096u}) {
+      c.k = k;
+      c.largest = !c.largest;
+      c.values = k == 333u;
+      c.options.argsort = !c.values;
+      run(ctx, c);
     }
   }
 }

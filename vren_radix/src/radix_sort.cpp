@@ -269,8 +269,13 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
   const uint32_t size = s.striding_workgroup_size;
   const uint32_t subgroups = std::max(1u, size / limits.min_subgroup_size);
   switch (row.shape) {
-    case SegmentShape::kStriding:
-      return {row.code, row.code_size, size, 1, subgroups, row.value_slots, tuning.digit_bits, true};
+    case SegmentShape::kStriding: {
+      PipelineSpec spec{row.code, row.code_size, size, 1, subgroups, row.value_slots, tuning.digit_bits, true};
+      // radix_topk.comp's settle phase waits for its workgroups as the look-back does.
+      spec.poll_atomic = detail::pollsWithAtomics(limits.driver_id);
+      spec.poll_budget = s.u32.lookback.tiles[0].tuning.lookback_poll_budget;
+      return spec;
+    }
     case SegmentShape::kShortSegments:
       return {row.code, row.code_size, size, detail::kSmallSegmentKeys, subgroups, 1, tuning.digit_bits, true};
     case SegmentShape::kSweepU32:
@@ -395,6 +400,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   }
   // Segmented sorts' and top-k's pipelines, from their table.
   s->striding_workgroup_size = std::min(256u, detail::floorPow2(limits.max_workgroup_size));
+  s->compute_units = limits.compute_units;
   s->small_segments_per_group = std::max(1u, s->striding_workgroup_size / limits.min_subgroup_size);
   s->small_segment_max = limits.min_subgroup_size * detail::kSmallSegmentKeys;
   for (const SegmentPipelineRow& row : segmentPipelineRows(*s)) {

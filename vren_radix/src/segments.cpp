@@ -304,8 +304,8 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
 }
 
 // Top-k of a whole buffer by radix select (radix_topk.comp) when k is below the count and within
-// its candidate buffer, for 32-bit keys too many for one workgroup: 6 dispatches, of which the
-// GPU skips two (and two reads of the keys) when the first level leaves few enough candidates.
+// its candidate buffer, for 32-bit keys too many for one workgroup: 5 dispatches, of which the
+// GPU skips one (and a read of the keys) when the first level leaves few enough candidates.
 bool selectsTopK(const Sorter* s, const TopKInfo& info) {
   const SortInfo& in = info.input.sort;
   return wholeBuffer(info.input) && in.key_type != KeyType::kU64 && info.k < in.count &&
@@ -339,10 +339,15 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
   const SortInfo& in = info.input.sort;
   detail::beginLabel(s, cmd, "vren_radix top-k");
   PassConstants pc = withOutput(s, detail::sortConstants(s, in, nullptr), in, out);
-  // The level and collect phases: at most VREN_RADIX_TOPK_MAX_GROUPS workgroups.
-  const uint32_t groups = std::min<uint32_t>(
-      VREN_RADIX_TOPK_MAX_GROUPS, divCeil(in.count, detail::kSelectKeysPerThread * s->striding_workgroup_size));
+  // The level and collect phases: at most VREN_RADIX_TOPK_MAX_GROUPS workgroups, level 0 fewer
+  // unless it is the last.
+  auto groupsFor = [&](uint32_t keys_per_thread) {
+    return std::min<uint32_t>(VREN_RADIX_TOPK_MAX_GROUPS,
+                              divCeil(in.count, keys_per_thread * s->striding_workgroup_size));
+  };
+  const uint32_t groups = groupsFor(detail::kSelectKeysPerThread);
   const uint32_t levels = divCeil(in.end_bit - in.begin_bit, VREN_RADIX_TOPK_DIGIT_BITS);
+  const uint32_t level0_groups = levels > 1 ? groupsFor(detail::kSelectLevel0KeysPerThread) : groups;
   auto phase = [&](uint32_t p, uint32_t grid) {
     pc.pass = p;
     detail::recordDispatch(s, cmd, s->topk, pc, grid, 1);
@@ -353,7 +358,7 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
   };
   phase(VREN_RADIX_TOPK_PHASE_ZERO, 1);
   detail::computeToComputeBarrier(s, cmd);
-  phase(VREN_RADIX_TOPK_PHASE_LEVEL, groups);
+  phase(VREN_RADIX_TOPK_PHASE_LEVEL, level0_groups);
   detail::computeToComputeBarrier(s, cmd);
   if (levels == 1) {  // a field of one digit: no level 1 to gather or write the grids
     phase(VREN_RADIX_TOPK_PHASE_COLLECT, groups);
@@ -362,14 +367,13 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
     detail::endLabel(s, cmd);
     return;
   }
-  // Level 1 gathers the candidates when they fit, and then empties the grid of the rest.
+  // Level 1 gathers the candidates when they fit, and then empties the grid of the rest: the
+  // collect, or with three levels the settle phase, whose workgroups wait for each other: one
+  // per compute unit, where the device says how many.
   phase(VREN_RADIX_TOPK_PHASE_LEVEL + 1, groups);
   detail::computeToComputeBarrier(s, cmd, true);
-  for (uint32_t l = 2; l < levels; ++l) {
-    indirect(VREN_RADIX_TOPK_PHASE_LEVEL + l, VREN_RADIX_TOPK_SKIPPABLE_GRID);
-    detail::computeToComputeBarrier(s, cmd);
-  }
-  indirect(VREN_RADIX_TOPK_PHASE_COLLECT, VREN_RADIX_TOPK_SKIPPABLE_GRID);
+  pc.wait_groups = s->compute_units ? s->compute_units : VREN_RADIX_TOPK_MAX_GROUPS;
+  indirect(levels > 2 ? VREN_RADIX_TOPK_PHASE_SETTLE : VREN_RADIX_TOPK_PHASE_COLLECT, VREN_RADIX_TOPK_SKIPPABLE_GRID);
   detail::computeToComputeBarrier(s, cmd);
   indirect(VREN_RADIX_TOPK_PHASE_RANK, VREN_RADIX_TOPK_RANK_GRID);
   detail::endLabel(s, cmd);

@@ -147,6 +147,7 @@ struct Sorter : detail::ModuleCore {
   uint32_t striding_workgroup_size = 0;     // of the segment pipelines, whose grids stride
   SorterProperties properties{};
   uint32_t max_groups_x = 0;
+  uint32_t compute_units = 0;  // DeviceFacts::compute_units (0: unknown)
 };
 
 namespace detail {

@@ -127,6 +127,11 @@ constexpr uint32_t kSmallSegmentKeys = 8;
 // Keys per thread of the whole-buffer top-k's level and collect workgroups. k = 2048 of 2^20:
 // 16 keys 0.084 ms, 64 keys (a quarter of the workgroups, for fewer histogram atomics) 0.109 ms.
 constexpr uint32_t kSelectKeysPerThread = 16;
+// The same for level 0 alone, when a later level follows: each workgroup adds its whole 2048-bin
+// histogram with atomics. H200, k = 2048 of 2^20 (2026-11-27, one session, two runs): 16 keys
+// (256 workgroups) 29.5 / 31.0 us in all, 32 keys 28.4 / 28.6, 64 keys 29.4 / 30.5 (more
+// rounds of loads each).
+constexpr uint32_t kSelectLevel0KeysPerThread = 32;
 // Per-segment top-k selects in one workgroup per segment while segments average at most this
 // many elements, else sorts. 512 rows of 32000 f32, k = 40: select 0.288 ms, sorts 1.75 ms; the
 // bound itself is unmeasured.
