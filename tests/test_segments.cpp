@@ -527,6 +527,24 @@ TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer by radix select: key typ
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "top-k of many keys on a real GPU") {
+  // lavapipe is too slow for these: the settle phase's workgroups, one per compute unit, and
+  // level 1 gathering in several rounds.
+  if (onCpuDevice()) return;
+  Context& ctx = context();
+  for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual}) {
+    SegmentCase c;
+    c.options = optionsFor(KeyType::kU32);
+    c.words = makeKeys((1u << 22) + 5, d, rng());
+    for (uint32_t k : {1u, 4096u}) {
+      c.k = k;
+      c.largest = !c.largest;
+      c.options.argsort = true;
+      run(ctx, c);
+    }
+  }
+}
+
 // Keys that leave more candidates than fit after level 1 take the settle phase, whose workgroups
 // wait for each other's counts; with no polls at all, each counts every key itself.
 TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer: the settle phase's waits run out" *
