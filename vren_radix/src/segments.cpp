@@ -370,9 +370,9 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
   // Level 1 gathers the candidates when they fit, and then empties the grid of the rest: the
   // collect, or with three levels the settle phase, whose workgroups wait for each other: one
   // per compute unit, where the device says how many.
+  pc.wait_groups = s->compute_units ? s->compute_units : VREN_RADIX_TOPK_MAX_GROUPS;  // level 1 writes the grid
   phase(VREN_RADIX_TOPK_PHASE_LEVEL + 1, groups);
   detail::computeToComputeBarrier(s, cmd, true);
-  pc.wait_groups = s->compute_units ? s->compute_units : VREN_RADIX_TOPK_MAX_GROUPS;
   indirect(levels > 2 ? VREN_RADIX_TOPK_PHASE_SETTLE : VREN_RADIX_TOPK_PHASE_COLLECT, VREN_RADIX_TOPK_SKIPPABLE_GRID);
   detail::computeToComputeBarrier(s, cmd);
   indirect(VREN_RADIX_TOPK_PHASE_RANK, VREN_RADIX_TOPK_RANK_GRID);
