@@ -42,11 +42,12 @@ struct Shape {
   uint32_t k;               // 0: a segmented sort
   bool argsort;
   uint32_t promise;  // max_segment_length (0: none)
+  Dist dist = Dist::kUniform;  // of the u32 keys
 };
 
-// f32 keys uniform in [-1, 1); u32 keys uniform.
-std::vector<uint32_t> makeInput(KeyType type, uint32_t count) {
-  std::vector<uint32_t> words = makeKeys(Dist::kUniform, count);
+// f32 keys uniform in [-1, 1); u32 keys as `dist` says.
+std::vector<uint32_t> makeInput(KeyType type, uint32_t count, Dist dist) {
+  std::vector<uint32_t> words = makeKeys(type == KeyType::kF32 ? Dist::kUniform : dist, count);
   if (type == KeyType::kF32)
     for (uint32_t& w : words) {
       const float f = static_cast<float>(w) * (2.0f / 4294967296.0f) - 1.0f;
@@ -118,7 +119,7 @@ void benchShape(benchmark::State& state, Context& ctx, const Shape& shape) {
   std::string error;
   Buffers buffers(ctx);
   const VkBufferUsageFlags usage = req.usage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  const std::vector<uint32_t> keys = makeInput(shape.key_type, n);
+  const std::vector<uint32_t> keys = makeInput(shape.key_type, n, shape.dist);
   std::vector<uint32_t> offsets(segments + 1);
   for (uint32_t s = 0; s <= segments; ++s) offsets[s] = s * shape.segment_length;
   SegmentedSortInfo info;
@@ -226,6 +227,9 @@ const Shape kShapes[] = {
     {"topk_whole/k4096/1048576/argsort", KeyType::kU32, 0, 1u << 20, 4096, true, 0},
     {"topk_whole/k2048/65536/argsort", KeyType::kU32, 0, 1u << 16, 2048, true, 0},
     {"topk_whole/k2048/16777216/argsort", KeyType::kU32, 0, 1u << 24, 2048, true, 0},
+    // Keys below 2^8: no gather, the last level and the collect in the settle phase.
+    {"topk_whole/k2048/1048576/low8/argsort", KeyType::kU32, 0, 1u << 20, 2048, true, 0, Dist::kLow8},
+    {"topk_whole/k2048/16777216/low8/argsort", KeyType::kU32, 0, 1u << 24, 2048, true, 0, Dist::kLow8},
     {"topk_rows/k40/512x32000/f32/argsort", KeyType::kF32, 512, 32000, 40, true, 0},
 };
 
