@@ -313,15 +313,21 @@ void count_level(uint l) {
   }
 }
 
-void collect() {
-  const uvec2 state = state_entering(levels());  // the full field of the k-th key, keys below it
-  // Keys equal to the k-th in earlier workgroups' runs.
+// The keys of the earlier workgroups' runs in the last level's bin `bin` (those equal to the
+// k-th), from their rows of the group histograms. Every thread calls it.
+uint ties_in_earlier_runs(uint bin) {
+  CoherentUints words = CoherentUints(pc.internal);
   uint earlier = 0u;
   for (uint g = gl_LocalInvocationIndex; g < gl_WorkGroupID.x; g += WG)
-    earlier += word(VREN_RADIX_TOPK_GROUP_HISTOGRAMS + g * SELECT_BINS + s_threshold);
-  uint ties_before;
-  workgroup_exclusive_add(earlier, ties_before);
-  append_candidates(run_of_keys(), state.x, ties_before, pc.k - state.y);
+    earlier += words.data[VREN_RADIX_TOPK_GROUP_HISTOGRAMS + g * SELECT_BINS + bin];
+  uint ties;
+  workgroup_exclusive_add(earlier, ties);
+  return ties;
+}
+
+void collect() {
+  const uvec2 state = state_entering(levels());  // the full field of the k-th key, keys below it
+  append_candidates(run_of_keys(), state.x, ties_in_earlier_runs(s_threshold), pc.k - state.y);
 }
 
 // Each candidate's place among the candidates in (field, index) order, which is its place in
@@ -431,29 +437,28 @@ void settle() {
   }
   barrier();  // the wait's outcome known
   const uint need = pc.k - state.y;
-  uint ties_before;
-  if (s_all_counted != 0u) {  // uniform
+  const bool all_counted = s_all_counted != 0u;
+  if (all_counted) {  // uniform
     for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG)
       s_bins[b] = b < bins ? words.data[VREN_RADIX_TOPK_HISTOGRAMS + l * SELECT_BINS + b] : 0u;
-    barrier();  // the level's histogram here
-    find_threshold(l, need, true);
-    uint earlier = 0u;
-    for (uint g = gl_LocalInvocationIndex; g < gl_WorkGroupID.x; g += WG)
-      earlier += words.data[VREN_RADIX_TOPK_GROUP_HISTOGRAMS + g * SELECT_BINS + s_threshold];
-    workgroup_exclusive_add(earlier, ties_before);
-  } else {
+  } else {  // every key's digit counted here
     for (uint b = gl_LocalInvocationIndex; b < SELECT_BINS; b += WG) s_bins[b] = 0u;
     barrier();  // counters zeroed
     count_digit(uvec2(0u, pc.count), level_low(l), level_width(l), state.x);
-    barrier();  // every key counted
-    find_threshold(l, need, true);
-    const uint kth = (state.x << level_width(l)) | s_threshold;
+  }
+  barrier();  // the level's histogram here
+  find_threshold(l, need, true);
+  const uint kth = (state.x << level_width(l)) | s_threshold;
+  uint ties_before;
+  if (all_counted) {
+    ties_before = ties_in_earlier_runs(s_threshold);
+  } else {
     ReadUints keys = ReadUints(pc.keys[0]);
     uint earlier = 0u;
     for (uint i = gl_LocalInvocationIndex; i < run.x; i += WG) earlier += field_of(keys.data[i]) == kth ? 1u : 0u;
     workgroup_exclusive_add(earlier, ties_before);
   }
-  append_candidates(run, (state.x << level_width(l)) | s_threshold, ties_before, need - s_threshold_below);
+  append_candidates(run, kth, ties_before, need - s_threshold_below);
 }
 
 // Top-k of segment tile_index(), every phase in this workgroup: the levels count into s_bins,
