@@ -97,9 +97,10 @@
 #define VREN_RADIX_TOPK_PHASE_COLLECT 4  // the k-th key found: gather the k candidates
 #define VREN_RADIX_TOPK_PHASE_RANK 5     // rank the candidates among themselves, write them out
 #define VREN_RADIX_TOPK_PHASE_SEGMENTS 6  // per segment: one workgroup does every phase (k <= SEGMENT_MAX_K)
-// Three levels: the last level and the collect in one dispatch, its workgroups (at most
-// pc.wait_groups, all running at once where the device has room) waiting a bounded time for each
-// other's counts; a workgroup whose wait runs out counts every key itself.
+// Three levels, where the tuning asks (TuningConfig::select_settle_max_count): the last level and
+// the collect in one dispatch, its workgroups (at most pc.wait_groups, all running at once where
+// the device has room) waiting a bounded time for each other's counts; a workgroup whose wait
+// runs out counts every key itself.
 #define VREN_RADIX_TOPK_PHASE_SETTLE 7
 #define VREN_RADIX_TOPK_SEGMENT_MAX_K 1024
 // Threads sharing each candidate's comparisons in the rank phase, which reads the candidates

@@ -282,10 +282,10 @@ void count_level(uint l) {
         pc.internal.data[VREN_RADIX_TOPK_CANDIDATES] = candidates;
         pc.internal.data[VREN_RADIX_TOPK_GROUPED] = s_threshold + 1u;
       }
-      // Three levels: the settle phase's workgroups, as many as run at once; two: the collect's,
-      // which reads this grid's counts.
-      const uint settle_groups = min(gl_NumWorkGroups.x, max(pc.wait_groups, 1u));
-      pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID] = gather ? 0u : levels() > 2u ? settle_groups : gl_NumWorkGroups.x;
+      // The settle phase's workgroups, as many as run at once (pc.wait_groups, 0: no settle
+      // phase); else this grid, whose runs the last level and the collect read again.
+      const uint rest = pc.wait_groups != 0u ? min(gl_NumWorkGroups.x, pc.wait_groups) : gl_NumWorkGroups.x;
+      pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID] = gather ? 0u : rest;
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 1u] = 1u;
       pc.internal.data[VREN_RADIX_TOPK_SKIPPABLE_GRID + 2u] = 1u;
       pc.internal.data[VREN_RADIX_TOPK_RANK_GRID] = ((gather ? candidates : pc.k) + WG / RANK_SPLIT - 1u) / (WG / RANK_SPLIT);

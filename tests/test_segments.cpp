@@ -528,14 +528,15 @@ TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer by radix select: key typ
 }
 
 TEST_CASE_FIXTURE(GpuTest, "top-k of many keys on a real GPU") {
-  // lavapipe is too slow for these: the settle phase's workgroups, one per compute unit, and
-  // level 1 gathering in several rounds.
+  // lavapipe is too slow for these: level 1 gathering in several rounds, and with the device's
+  // tuning the settle phase's workgroups, one per compute unit (up to 2^21 keys on NVIDIA), and
+  // above them the last level and the collect.
   if (onCpuDevice()) return;
   Context& ctx = context();
   for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual}) {
     SegmentCase c;
     c.options = optionsFor(KeyType::kU32);
-    c.words = makeKeys((1u << 22) + 5, d, rng());
+    c.words = makeKeys(d == Distribution::kLowBits ? (1u << 21) - 3 : (1u << 22) + 5, d, rng());
     for (uint32_t k : {1u, 4096u}) {
       c.k = k;
       c.largest = !c.largest;
@@ -545,23 +546,31 @@ TEST_CASE_FIXTURE(GpuTest, "top-k of many keys on a real GPU") {
   }
 }
 
-// Keys that leave more candidates than fit after level 1 take the settle phase, whose workgroups
-// wait for each other's counts; with no polls at all, each counts every key itself.
-TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer: the settle phase's waits run out" *
+// Keys that leave more candidates than fit after level 1 take the last level and the collect,
+// or where the tuning asks the settle phase, whose workgroups wait for each other's counts; with
+// no polls at all, each counts every key itself.
+TEST_CASE_FIXTURE(GpuTest, "top-k over the whole buffer: the last level and collect, or the settle phase" *
                                doctest::test_suite("subgroup")) {
-  TuningConfig unpolled = getSorterProperties(context().sorter()).tuning;
+  const TuningConfig device = getSorterProperties(context().sorter()).tuning;
+  TuningConfig unsettled = device, settled = device, unpolled = device;
+  unsettled.select_settle_max_count = 0;
+  settled.select_settle_max_count = unpolled.select_settle_max_count = 0xFFFFFFFFu;
   unpolled.lookback_poll_budget = 0;
-  Context& ctx = contextWithTuning(unpolled);
-  for (Distribution d : {Distribution::kAllEqual, Distribution::kLowBits}) {
-    SegmentCase c;
-    c.options = optionsFor(KeyType::kU32);
-    c.words = keysFor(40000, c.options, d);
-    for (uint32_t k : {1u, 333u, 4096u}) {
-      c.k = k;
-      c.largest = !c.largest;
-      c.values = k == 333u;
-      c.options.argsort = !c.values;
-      run(ctx, c);
+  for (const TuningConfig* t : {&unsettled, &settled, &unpolled}) {
+    Context& ctx = contextWithTuning(*t);
+    CAPTURE(t->select_settle_max_count);
+    CAPTURE(t->lookback_poll_budget);
+    for (Distribution d : {Distribution::kAllEqual, Distribution::kLowBits}) {
+      SegmentCase c;
+      c.options = optionsFor(KeyType::kU32);
+      c.words = keysFor(40000, c.options, d);
+      for (uint32_t k : {1u, 333u, 4096u}) {
+        c.k = k;
+        c.largest = !c.largest;
+        c.values = k == 333u;
+        c.options.argsort = !c.values;
+        run(ctx, c);
+      }
     }
   }
 }

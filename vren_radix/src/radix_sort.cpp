@@ -401,6 +401,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   // Segmented sorts' and top-k's pipelines, from their table.
   s->striding_workgroup_size = std::min(256u, detail::floorPow2(limits.max_workgroup_size));
   s->compute_units = limits.compute_units;
+  s->select_settle_max_count = tuning.select_settle_max_count;
   s->small_segments_per_group = std::max(1u, s->striding_workgroup_size / limits.min_subgroup_size);
   s->small_segment_max = limits.min_subgroup_size * detail::kSmallSegmentKeys;
   for (const SegmentPipelineRow& row : segmentPipelineRows(*s)) {

@@ -304,8 +304,9 @@ uint32_t recordSegments(const Sorter* s, VkCommandBuffer cmd, const SegmentedSor
 }
 
 // Top-k of a whole buffer by radix select (radix_topk.comp) when k is below the count and within
-// its candidate buffer, for 32-bit keys too many for one workgroup: 5 dispatches, of which the
-// GPU skips one (and a read of the keys) when the first level leaves few enough candidates.
+// its candidate buffer, for 32-bit keys too many for one workgroup: 5 dispatches (6 with three
+// digit levels and no settle phase), of which the GPU skips one (two), and their reads of the
+// keys, when the first levels leave few enough candidates to gather.
 bool selectsTopK(const Sorter* s, const TopKInfo& info) {
   const SortInfo& in = info.input.sort;
   return wholeBuffer(info.input) && in.key_type != KeyType::kU64 && info.k < in.count &&
@@ -368,12 +369,18 @@ void recordSelect(const Sorter* s, VkCommandBuffer cmd, const TopKInfo& info, co
     return;
   }
   // Level 1 gathers the candidates when they fit, and then empties the grid of the rest: the
-  // collect, or with three levels the settle phase, whose workgroups wait for each other: one
-  // per compute unit, where the device says how many.
-  pc.wait_groups = s->compute_units ? s->compute_units : VREN_RADIX_TOPK_MAX_GROUPS;  // level 1 writes the grid
+  // collect, with three levels after the last level, or instead of both the settle phase
+  // (TuningConfig::select_settle_max_count), whose workgroups wait for each other: one per
+  // compute unit, where the device says how many. pc.wait_groups tells level 1 that grid.
+  const bool settles = levels > 2 && in.count <= s->select_settle_max_count;
+  pc.wait_groups = !settles ? 0u : s->compute_units ? s->compute_units : VREN_RADIX_TOPK_MAX_GROUPS;
   phase(VREN_RADIX_TOPK_PHASE_LEVEL + 1, groups);
   detail::computeToComputeBarrier(s, cmd, true);
-  indirect(levels > 2 ? VREN_RADIX_TOPK_PHASE_SETTLE : VREN_RADIX_TOPK_PHASE_COLLECT, VREN_RADIX_TOPK_SKIPPABLE_GRID);
+  if (levels > 2 && !settles) {
+    indirect(VREN_RADIX_TOPK_PHASE_LEVEL + 2, VREN_RADIX_TOPK_SKIPPABLE_GRID);
+    detail::computeToComputeBarrier(s, cmd);
+  }
+  indirect(settles ? VREN_RADIX_TOPK_PHASE_SETTLE : VREN_RADIX_TOPK_PHASE_COLLECT, VREN_RADIX_TOPK_SKIPPABLE_GRID);
   detail::computeToComputeBarrier(s, cmd);
   indirect(VREN_RADIX_TOPK_PHASE_RANK, VREN_RADIX_TOPK_RANK_GRID);
   detail::endLabel(s, cmd);

@@ -148,6 +148,7 @@ struct Sorter : detail::ModuleCore {
   SorterProperties properties{};
   uint32_t max_groups_x = 0;
   uint32_t compute_units = 0;  // DeviceFacts::compute_units (0: unknown)
+  uint32_t select_settle_max_count = 0;  // TuningConfig::select_settle_max_count
 };
 
 namespace detail {

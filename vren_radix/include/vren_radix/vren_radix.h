@@ -93,6 +93,14 @@ struct TuningConfig {
   // run in a single dispatch: one workgroup holds them in shared memory and runs every pass on
   // 8-bit digits. Above it, the look-back or the separate passes. 0 turns this off.
   uint32_t block_max_count = 0xFFFFFFFFu;
+  // Top-k over a whole buffer (cmdTopK) of at most select_settle_max_count 32-bit keys, whose
+  // keys after the first two digit levels still leave too many candidates to gather, finishes
+  // the last level and the collect in one dispatch instead of two: its workgroups, one per SM or
+  // compute unit where the driver tells their number, else up to 512, wait for each other's
+  // counts within lookback_poll_budget polls, and a workgroup whose wait runs out counts every
+  // key itself (the same result, far slower). Worth it only where those workgroups all run at
+  // once; 0 (the default where the device is not measured) turns it off.
+  uint32_t select_settle_max_count = 0;
 };
 
 // The device a module (sorter, material sorter, tile packer) works on, and how it reaches
