@@ -505,6 +505,64 @@ struct Context::Impl {
     return check(vk.vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "Waiting for the sort", error);
   }
 
+  // *gpu_ms from timestamps 0 and 1 of the last submission; -1 without timestamps.
+  bool readTimestamps(double* gpu_ms, std::string* error) {
+    if (gpu_ms) *gpu_ms = -1;
+    if (!timestamps) return true;
+    uint64_t ticks[2] = {};
+    if (!check(vk.vkGetQueryPoolResults(device, queries, 0, 2, sizeof(ticks), ticks, 8,
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+               "Reading timestamps", error))
+      return false;
+    if (gpu_ms) *gpu_ms = ticksToMs(ticks[0], ticks[1]);
+    return true;
+  }
+
+  // Host data for the start of a device buffer: staged, or with `update` (a few bytes) recorded
+  // by vkCmdUpdateBuffer.
+  struct Upload {
+    VkBuffer buffer;
+    VkDeviceSize bytes;
+    const void* data;  // may be null when bytes is 0
+    bool update = false;
+  };
+
+  // One submission: the uploads, a barrier, `record`, a barrier, then the first key_bytes and
+  // value_bytes of the two buffers `record` returns (keys, values) back into staging, the values
+  // after the keys. With timestamps, queries 0 and 1 are reset before `record`, which writes
+  // them (itself or through the sorter), and read into *gpu_ms.
+  bool roundTrip(std::initializer_list<Upload> uploads, VkDeviceSize key_bytes, VkDeviceSize value_bytes,
+                 const std::function<std::pair<VkBuffer, VkBuffer>()>& record, double* gpu_ms, std::string* error) {
+    VkDeviceSize staged_bytes = 0;
+    for (const Upload& u : uploads) staged_bytes += u.update ? 0 : u.bytes;
+    if (!ensureBuffer(staging, std::max(staged_bytes, key_bytes + value_bytes), true, error)) return false;
+    if (timestamps && !ensureQueries(2, error)) return false;
+    if (!begin(error)) return false;
+    if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, 2);
+    VkDeviceSize at = 0;
+    for (const Upload& u : uploads) {
+      if (u.bytes == 0) continue;  // an empty span's data() may be null
+      if (u.update) {
+        vk.vkCmdUpdateBuffer(cmd, u.buffer, 0, u.bytes, u.data);
+        continue;
+      }
+      std::memcpy(static_cast<char*>(staging.mapped) + at, u.data, u.bytes);
+      copy(staging.buffer, at, u.buffer, 0, u.bytes);
+      at += u.bytes;
+    }
+    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+    const auto [result_keys, result_values] = record();
+    barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+    copy(result_keys, 0, staging.buffer, 0, key_bytes);
+    copy(result_values, 0, staging.buffer, key_bytes, value_bytes);
+    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+    return submitAndWait(error) && readTimestamps(gpu_ms, error);
+  }
+
   // What one sort uses of the buffers.
   struct Shape {
     uint32_t count;
@@ -641,41 +699,26 @@ bool Context::Impl::sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> 
   }
   if (timestamps && !ensureQueries(2, error)) return false;
   if (timestamps) si.timestamp_pool = queries;
-
-  // An empty span's data() may be null: copy only what there is.
-  if (shape.key_bytes) std::memcpy(staging.mapped, key_words.data(), shape.key_bytes);
-  if (shape.value_bytes)
-    std::memcpy(static_cast<char*>(staging.mapped) + shape.key_bytes, value_span.data(), shape.value_bytes);
-  if (!begin(error)) return false;
-  if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, 2);
-  copy(staging.buffer, 0, keys.buffer, 0, shape.key_bytes);
-  if (with_values) copy(staging.buffer, shape.key_bytes, values.buffer, 0, shape.value_bytes);
-  if (o.gpu_count) vk.vkCmdUpdateBuffer(cmd, gpu_count.buffer, 0, 4, &o.gpu_count_value);
-  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
-  const SortResult result =
-      o.gpu_count ? cmdSortIndirect(sorter, cmd, si, {gpu_count.buffer, 0, 4}) : cmdSort(sorter, cmd, si);
-  barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-          VK_ACCESS_TRANSFER_READ_BIT);
-  copy(result.keys.buffer, 0, staging.buffer, 0, shape.key_bytes);
-  if (with_values) copy(result.values.buffer, 0, staging.buffer, shape.key_bytes, shape.value_bytes);
-  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-          VK_ACCESS_HOST_READ_BIT);
-  if (!submitAndWait(error)) return false;
-
+  SortResult result{};
+  double gpu_ms = -1;
+  const bool done = roundTrip(
+      {{keys.buffer, shape.key_bytes, key_words.data()},
+       {values.buffer, shape.value_bytes, value_span.data()},
+       {gpu_count.buffer, o.gpu_count ? 4u : 0u, &o.gpu_count_value, true}},
+      shape.key_bytes, shape.value_bytes,
+      [&] {
+        result = o.gpu_count ? cmdSortIndirect(sorter, cmd, si, {gpu_count.buffer, 0, 4}) : cmdSort(sorter, cmd, si);
+        return std::pair{result.keys.buffer, result.values.buffer};
+      },
+      &gpu_ms, error);
+  if (!done) return false;
   if (shape.key_bytes) std::memcpy(key_words.data(), staging.mapped, shape.key_bytes);
   if (shape.value_bytes)
     std::memcpy(value_span.data(), static_cast<char*>(staging.mapped) + shape.key_bytes, shape.value_bytes);
-  uint64_t ticks[2] = {};
-  if (timestamps && !check(vk.vkGetQueryPoolResults(device, queries, 0, 2, sizeof(ticks), ticks, 8,
-                                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-                           "Reading timestamps", error))
-    return false;
   if (stats) {
     stats->passes = result.passes;
     stats->result_in_temp = result.in_temp;
-    stats->gpu_ms = timestamps ? ticksToMs(ticks[0], ticks[1]) : -1;
+    stats->gpu_ms = gpu_ms;
   }
   return true;
 }
@@ -730,10 +773,7 @@ bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<
   const VkDeviceSize internal_bytes =
       top_k ? getTopKMemoryRequirements(sorter, n, segments, slots_per_segment, with_values, o.key_type).internal_size
             : getSegmentedMemoryRequirements(sorter, n, segments, with_values, o.key_type).internal_size;
-  const VkDeviceSize upload_bytes = shape.key_bytes + (o.argsort ? 0 : shape.value_bytes) + shape.offset_bytes;
-  const VkDeviceSize result_bytes = top_k ? shape.out_key_bytes + shape.out_value_bytes : shape.key_bytes + shape.value_bytes;
   if (!ensureCapacity(n, words_per_key, with_values, o.key_type, internal_bytes, error) ||
-      !ensureBuffer(staging, std::max(upload_bytes, result_bytes), true, error) ||
       (shape.offset_bytes && !ensureBuffer(offsets, shape.offset_bytes, false, error)) ||
       (shape.out_key_bytes && !ensureBuffer(out_keys, shape.out_key_bytes, false, error)) ||
       (shape.out_value_bytes && !ensureBuffer(out_values, shape.out_value_bytes, false, error)))
@@ -760,58 +800,32 @@ bool Context::Impl::runSegmented(std::span<const uint32_t> key_words, std::span<
     if (error) *error = why;
     return false;
   }
-  if (timestamps && !ensureQueries(2, error)) return false;
-
-  // An empty span's data() may be null: copy only what there is.
-  char* const staged = static_cast<char*>(staging.mapped);
-  VkDeviceSize at = 0;
-  auto stage = [&](const void* data, VkDeviceSize bytes) {
-    if (bytes) std::memcpy(staged + at, data, bytes);
-    at += bytes;
-    return at - bytes;
-  };
-  const VkDeviceSize keys_at = stage(key_words.data(), shape.key_bytes);
-  const VkDeviceSize values_at = stage(value_span.data(), o.argsort ? 0 : shape.value_bytes);
-  const VkDeviceSize offsets_at = stage(offset_span.data(), shape.offset_bytes);
-  if (!begin(error)) return false;
-  if (timestamps) vk.vkCmdResetQueryPool(cmd, queries, 0, 2);
-  copy(staging.buffer, keys_at, keys.buffer, 0, shape.key_bytes);
-  if (!o.argsort) copy(staging.buffer, values_at, values.buffer, 0, shape.value_bytes);
-  copy(staging.buffer, offsets_at, offsets.buffer, 0, shape.offset_bytes);
-  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
-  if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
   SortResult sorted{};
-  if (top_k)
-    cmdTopK(sorter, cmd, top_k_info);
-  else
-    sorted = cmdSortSegmented(sorter, cmd, segmented);
-  if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
-  barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-          VK_ACCESS_TRANSFER_READ_BIT);
-  const VkBuffer result_keys = top_k ? out_keys.buffer : sorted.keys.buffer;
-  const VkBuffer result_values = top_k ? out_values.buffer : sorted.values.buffer;
   const VkDeviceSize result_key_bytes = top_k ? shape.out_key_bytes : shape.key_bytes;
   const VkDeviceSize result_value_bytes = top_k ? shape.out_value_bytes : shape.value_bytes;
-  copy(result_keys, 0, staging.buffer, 0, result_key_bytes);
-  copy(result_values, 0, staging.buffer, result_key_bytes, result_value_bytes);
-  barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-          VK_ACCESS_HOST_READ_BIT);
-  if (!submitAndWait(error)) return false;
-
-  uint64_t ticks[2] = {};
-  if (timestamps && !check(vk.vkGetQueryPoolResults(device, queries, 0, 2, sizeof(ticks), ticks, 8,
-                                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-                           "Reading timestamps", error))
-    return false;
+  const bool done = roundTrip(
+      {{keys.buffer, shape.key_bytes, key_words.data()},
+       {values.buffer, o.argsort ? 0 : shape.value_bytes, value_span.data()},
+       {offsets.buffer, shape.offset_bytes, offset_span.data()}},
+      result_key_bytes, result_value_bytes,
+      [&] {
+        if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
+        if (top_k)
+          cmdTopK(sorter, cmd, top_k_info);
+        else
+          sorted = cmdSortSegmented(sorter, cmd, segmented);
+        if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
+        return top_k ? std::pair{out_keys.buffer, out_values.buffer} : std::pair{sorted.keys.buffer, sorted.values.buffer};
+      },
+      &result->gpu_ms, error);
+  if (!done) return false;
+  const char* const staged = static_cast<const char*>(staging.mapped);
   result->keys = reinterpret_cast<const uint32_t*>(staged);
   result->values = reinterpret_cast<const uint32_t*>(staged + result_key_bytes);
   result->count = n;
   result->segments = segments;
   result->k = slots_per_segment;
   result->sort = sorted;
-  result->gpu_ms = timestamps ? ticksToMs(ticks[0], ticks[1]) : -1;
   return true;
 }
 
@@ -910,16 +924,7 @@ bool Context::submit(const std::function<void(VkCommandBuffer)>& record, std::st
   }
   record(m.cmd);
   if (timed) m.vk.vkCmdWriteTimestamp(m.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m.queries, 1);
-  if (!m.submitAndWait(error)) return false;
-  if (timed) {
-    uint64_t ticks[2] = {};
-    if (!check(m.vk.vkGetQueryPoolResults(m.device, m.queries, 0, 2, sizeof(ticks), ticks, 8,
-                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-               "Reading timestamps", error))
-      return false;
-    *gpu_ms = m.ticksToMs(ticks[0], ticks[1]);
-  }
-  return true;
+  return m.submitAndWait(error) && (!timed || m.readTimestamps(gpu_ms, error));
 }
 
 }  // namespace vren::radix
