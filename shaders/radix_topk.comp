@@ -1,8 +1,9 @@
 #version 460
 // Top-k of a whole buffer of 32-bit keys (k < count, k <= VREN_RADIX_TOPK_MAX_K) by radix select:
 // find the bin of the k-th key of the stable order digit by digit, gather the candidates, rank
-// them among themselves. 5 dispatches; usually the GPU skips the fourth, and the keys are read
-// twice (the first level and the gather), else 4 times.
+// them among themselves. 6 dispatches, 5 with the settle phase; usually the GPU skips those
+// between level 1 and the rank, and the keys are read twice (the first level and the gather),
+// else 4 times.
 //
 // Phases (pc.pass), each a dispatch behind a barrier:
 // - zero:    the histograms, the candidate count and the settle phase's count.
@@ -16,17 +17,17 @@
 //            the candidates (VREN_RADIX_TOPK_MAX_CANDIDATES; for uniform keys about
 //            k + count / 2048). If so it gathers them instead of counting, grouped by level-0 bin
 //            in bin order (one atomic per key, or per bin for runs of one round), and workgroup 0
-//            empties the indirect grid of the next phase (settle, or with two levels collect);
-//            it also writes the rank's.
-// - settle:  (three levels, level 1 counted) the last level and the collect in one dispatch:
-//            each workgroup counts its run's last digits, publishes them, and waits a bounded
-//            time for every workgroup's (see settle()); then as collect.
-// - collect: (two levels or one) the last threshold gives the k-th key K exactly. Every key below K is a candidate,
-//            and so are the first k - below keys equal to K in input order: each workgroup's
-//            equal keys start after the earlier workgroups' (from their last-level counts), and
-//            within a workgroup one scan per round of keys (16 consecutive ones per thread) ranks
-//            both kinds. Each round that takes any takes its slots with one atomic. Exactly k
-//            candidates, in any order.
+//            empties the indirect grid of the phases before the rank (level 2 and collect, or
+//            settle); it also writes the rank's.
+// - settle:  (three levels, level 1 counted, pc.wait_groups > 0) level 2 and the collect in
+//            one dispatch: each workgroup counts its run's last digits, publishes them, and
+//            waits a bounded time for every workgroup's (see settle()); then as collect.
+// - collect: (without the settle phase) the last threshold gives the k-th key K exactly.
+//            Every key below K is a candidate, and so are the first k - below keys equal to K
+//            in input order: each workgroup's equal keys start after the earlier workgroups'
+//            (from their last-level counts), and within a workgroup one scan per round of keys
+//            (16 consecutive ones per thread) ranks both kinds. Each round that takes any takes
+//            its slots with one atomic. Exactly k candidates, in any order.
 // - rank:    each candidate's place is the number of candidates before it in (key, index)
 //            order, which is the stable order; RANK_SPLIT threads share each candidate's
 //            comparisons, over chunks of the candidates in shared memory (grouped ones: only those
@@ -428,8 +429,7 @@ void settle() {
   barrier();  // the workgroup's counts stored before it says so
   if (gl_LocalInvocationIndex == 0u) {
     PublishedAtomics published = PublishedAtomics(pc.internal);
-    atomicAdd(pc.internal.data[VREN_RADIX_TOPK_SETTLED], 1u);
-    uint settled = POLL_BUDGET > 0u ? poll_word(published, VREN_RADIX_TOPK_SETTLED) : 0u;
+    uint settled = atomicAdd(pc.internal.data[VREN_RADIX_TOPK_SETTLED], 1u) + 1u;  // the last one need not poll
     for (uint polls = 0u; settled < gl_NumWorkGroups.x && polls < POLL_BUDGET; ++polls)
       settled = poll_word(published, VREN_RADIX_TOPK_SETTLED);
     s_all_counted = settled >= gl_NumWorkGroups.x ? 1u : 0u;
