@@ -354,6 +354,7 @@ struct Flags {
   uint32_t large_tile_min_count = 0, large_tile_keys_per_thread = 0, large_tile_workgroup_size = 0;
   bool large_pairs_set = false;  // --large-pairs-tile
   uint32_t large_pairs_keys_per_thread = 0, large_pairs_workgroup_size = 0;
+  int large_tile_loop = -1, large_pairs_loop = -1;  // --large-tile-loop, --large-pairs-loop; -1: the tuning's
 };
 
 // COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile, or with `count` null
@@ -422,6 +423,12 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
         return false;
       }
       flags->large_pairs_set = true;
+    } else if (key == "--large-tile-loop" || key == "--large-pairs-loop") {
+      if (value != "0" && value != "1") {
+        *error = key + " takes 0 (a workgroup per large tile) or 1 (workgroups that loop over them).";
+        return false;
+      }
+      (key == "--large-tile-loop" ? flags->large_tile_loop : flags->large_pairs_loop) = value == "1";
     } else {
       argv[kept++] = argv[i];
     }
@@ -592,7 +599,9 @@ constexpr const char* kFlagsHelp =
     "  --lookback=M[xK[xW]] look-back sorts up to M keys (0: none), K keys per thread, W threads\n"
     "  --large-tile=M[xK[xW]] look-back sorts from M keys on large tiles, for keys alone of W threads x K\n"
     "                    keys (on top of the device's tuning, or of --tuning); a K given is the only shape\n"
-    "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort), the only one\n\n";
+    "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort), the only one\n"
+    "  --large-tile-loop=0|1, --large-pairs-loop=0|1 large tiles of keys alone, or with values, on a\n"
+    "                    workgroup each (0) or on workgroups that loop over them (1)\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -622,8 +631,11 @@ int main(int argc, char** argv) {
   if (flags.lookback_set) flags.tuning.lookback_max_count = flags.lookback_max_count;
   if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
-  if (ctx && (flags.large_tile_set || flags.large_pairs_set)) {  // large tiles on top of the tuning in use
+  if (ctx && (flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 || flags.large_pairs_loop >= 0)) {
+    // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
+    if (flags.large_tile_loop >= 0) flags.tuning.large_tile_loop = static_cast<uint32_t>(flags.large_tile_loop);
+    if (flags.large_pairs_loop >= 0) flags.tuning.large_tile_pairs_loop = static_cast<uint32_t>(flags.large_pairs_loop);
     if (flags.large_tile_set) flags.tuning.large_tile_min_count = flags.large_tile_min_count;
     // A keys per thread given pins that one shape.
     if (flags.large_tile_keys_per_thread) {
@@ -675,7 +687,9 @@ int main(int argc, char** argv) {
                                               std::to_string(props.large_tile_pairs_size) + ", down to " +
                                               std::to_string(props.tuning.large_tile_pairs_min_keys_per_thread) +
                                               " keys; " + std::to_string(props.tuning.large_tile_slots) +
-                                              " tiles at once); one dispatch up to " + std::to_string(props.block_size) +
+                                              " tiles at once" + (props.tuning.large_tile_loop ? ", keys looping" : "") +
+                                              (props.tuning.large_tile_pairs_loop ? ", pairs looping" : "") +
+                                              "); one dispatch up to " + std::to_string(props.block_size) +
                                               " keys");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));

@@ -5,6 +5,10 @@
 // passes. The digit totals of every pass come from one histogram before the first pass
 // (radix_histogram.comp). Values move in the same pass as their keys.
 //
+// A workgroup sorts one tile, or with LOOP_TILES (TuningConfig::large_tile_loop) a grid of as
+// many workgroups as run at once takes the tiles in turn (workgroup w: tiles w, w + grid, ...),
+// loading each next tile's keys as soon as the current ones are staged, so that those loads
+// are in flight during the current tile's stores (and no workgroup launch sits between tiles).
 // Per tile (the steps in main):
 // 1. Load: subgroup s owns the contiguous segment of SUBGROUP_SIZE * KEYS_PER_THREAD keys from
 //    s * SUBGROUP_SIZE * KEYS_PER_THREAD; round i of lane l holds key i * SUBGROUP_SIZE + l of it
@@ -59,6 +63,9 @@ layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
 // stores, which stage the tile in two halves (KEYS_PER_THREAD even): tiles twice the size the
 // shared memory holds whole.
 layout(constant_id = VREN_RADIX_SPEC_STAGE_PARTS) const uint STAGE_PARTS = 1;
+// true: the workgroups loop over the tiles (TuningConfig::large_tile_loop), each loading its next
+// tile's keys once the current ones are staged; false: one tile each, and none of that code.
+layout(constant_id = VREN_RADIX_SPEC_LOOP_TILES) const bool LOOP_TILES = false;
 
 #include "workgroup_scan.glsl"
 
@@ -111,158 +118,201 @@ uint loaded_slot(uint i) {
   return gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD + i * gl_SubgroupSize + gl_SubgroupInvocationID;
 }
 
+// Where each of this thread's bins starts among the pass's keys (every thread calls it).
+void scan_digit_totals(uint digit_total[BINS_PER_THREAD], out uint digit_base[BINS_PER_THREAD]) {
+  uint sum = 0u, unused_total;
+  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) sum += digit_total[j];
+  digit_base[0] = workgroup_exclusive_add(sum, unused_total);
+  [[unroll]] for (uint j = 1u; j < BINS_PER_THREAD; ++j) digit_base[j] = digit_base[j - 1u] + digit_total[j - 1u];
+}
+
+// The tile's words of the next pass start unpublished, whether this pass moves its keys or not.
+void clear_next_words(uint set, uint tile) {
+  for (uint b = gl_LocalInvocationIndex; b < BINS; b += gl_WorkGroupSize.x) pc.internal.data[lookback_at(set ^ 1u, tile, b)] = 0u;
+}
+
+// This thread's keys of `tile` as loaded (loaded_slot), NO_KEY past the last key.
+void load_tile(ReadUints keys_in, uint tile, uint count, out Key keys[KEYS_PER_THREAD]) {
+  const uint tile_begin = tile * TILE_SIZE;
+  const uint tile_keys = min(TILE_SIZE, count - tile_begin);
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint slot = loaded_slot(i);
+    keys[i] = slot < tile_keys ? load_key(keys_in, tile_begin + slot) : NO_KEY;
+  }
+}
+
 void main() {
-  const uint tile = tile_index();
   const uint thread = gl_LocalInvocationIndex;
   const uint first_bin = ordered_thread() * BINS_PER_THREAD;  // this thread's bins in the per-bin steps
-  // Every state word the tile needs, loaded at once: each dependent load is a trip to memory
+  // Every state word the pass needs, loaded at once: each dependent load is a trip to memory
   // before the keys' loads can start.
   const uint tiles = tile_count(), count = element_count(), source = parity(pc.pass);
   uint digit_total[BINS_PER_THREAD];
   [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
     digit_total[j] = first_bin + j < BINS ? state(pass_totals_at(pc.pass, first_bin + j)) : 0u;
-  if (tile >= tiles) return;  // uniform per workgroup: the 2D grid's overhang
+  // The workgroups take the tiles in turn: this one tile_index(), then every `stride` tiles on
+  // (a grid of a workgroup per tile: one tile each).
+  const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+  uint tile = tile_index();
+  if (tile >= tiles) return;  // uniform per workgroup: the grid's overhang
   const uint set = pc.pass & 1u;  // this pass's published words
 
-  // The next pass's words start unpublished; counters start at zero.
-  for (uint b = thread; b < BINS; b += gl_WorkGroupSize.x) pc.internal.data[lookback_at(set ^ 1u, tile, b)] = 0u;
-  rank_clear();
   if (thread == 0u) s_skipped = false;
-  barrier();  // flags and counters zeroed
+  barrier();  // the flag cleared
   if ((pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u) {
     [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
       if (first_bin + j < BINS && digit_total[j] == count) s_skipped = true;
   }
   barrier();  // the skip flag final
   if (tile == 0u && thread == 0u) set_next_parity(s_skipped ? source : source ^ 1u);
-  if (s_skipped) return;  // uniform: the keys stay where they are for the next pass
+  if (s_skipped) {  // uniform: the keys stay where they are for the next pass
+    for (uint t = tile; t < tiles; t += stride) clear_next_words(set, t);
+    return;
+  }
 
   ReadUints keys_in = ReadUints(pc.keys[source]);
   ReadUints values_in = ReadUints(pc.values[source]);
   WriteUints keys_out = WriteUints(pc.keys[source ^ 1u]);
   WriteUints values_out = WriteUints(pc.values[source ^ 1u]);
-  const uint tile_begin = tile * TILE_SIZE;
-  const uint tile_keys = min(TILE_SIZE, count - tile_begin);
   const bool index_values = (pc.flags & VREN_RADIX_FLAG_INDEX_VALUES) != 0u;
+  // Where each of this thread's bins starts among the pass's keys: the digit totals' scan, once
+  // for every tile where the workgroup loops over them, else after the ranking (registers that
+  // the ranking of pairs needs, at 127 of them: 3.30 ms against 2.93 at 2^26 on an H200).
+  uint digit_base[BINS_PER_THREAD];
+  if (LOOP_TILES) scan_digit_totals(digit_total, digit_base);
 
-  // 1. Load.
+  // 1. Load. Later tiles' keys are loaded during the previous tile's stores (step 6).
   Key keys[KEYS_PER_THREAD];
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const uint slot = loaded_slot(i);
-    keys[i] = slot < tile_keys ? load_key(keys_in, tile_begin + slot) : NO_KEY;
-  }
+  load_tile(keys_in, tile, count, keys);
+  for (;;) {  // uniform: per tile
+    const uint tile_begin = tile * TILE_SIZE;
+    const uint tile_keys = min(TILE_SIZE, count - tile_begin);
+    const uint next = tile + stride;
 
-  // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    if (loaded_slot(i) < tile_keys) rank_count(bin_of(keys[i]));
-  }
-  barrier();  // the subgroups' counts complete
+    clear_next_words(set, tile);
+    rank_clear();  // counters start at zero
+    barrier();  // counters zeroed
 
-  // 3. Per bin: the tile's count, published at once so that later tiles rarely wait for it;
-  //    each subgroup's start inside the bin; the bin's start in the tile (a scan over the
-  //    bins), added to the subgroups' starts. A thread takes whole units of counters.
-  const uint first_unit = ordered_thread() * UNITS_PER_THREAD;
-  uint thread_tile_sum = 0u, thread_digit_sum = 0u;
-  uint unit_counts[UNITS_PER_THREAD];
-  [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
-    const uint unit = first_unit + j;
-    unit_counts[j] = 0u;
-    if (unit < RANK_UNITS) {
-      unit_counts[j] = rank_unit_counts(unit);
-      [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
-        const uint bin = unit * RANK_UNIT_BINS + h, count = rank_unit_part(unit_counts[j], h);
-        s_lookback_count[bin] = count;
-        lookback_publish(lookback_at(set, tile, bin), (tile == 0u ? LOOKBACK_PREFIX : LOOKBACK_AGGREGATE) | count);
-        thread_tile_sum += count;
+    // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+      if (loaded_slot(i) < tile_keys) rank_count(bin_of(keys[i]));
+    }
+    barrier();  // the subgroups' counts complete
+
+    // 3. Per bin: the tile's count, published at once so that later tiles rarely wait for it;
+    //    each subgroup's start inside the bin; the bin's start in the tile (a scan over the
+    //    bins), added to the subgroups' starts. A thread takes whole units of counters.
+    const uint first_unit = ordered_thread() * UNITS_PER_THREAD;
+    uint thread_tile_sum = 0u;
+    uint unit_counts[UNITS_PER_THREAD];
+    [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
+      const uint unit = first_unit + j;
+      unit_counts[j] = 0u;
+      if (unit < RANK_UNITS) {
+        unit_counts[j] = rank_unit_counts(unit);
+        [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
+          const uint bin = unit * RANK_UNIT_BINS + h, count = rank_unit_part(unit_counts[j], h);
+          s_lookback_count[bin] = count;
+          lookback_publish(lookback_at(set, tile, bin), (tile == 0u ? LOOKBACK_PREFIX : LOOKBACK_AGGREGATE) | count);
+          thread_tile_sum += count;
+        }
       }
     }
-  }
-  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) thread_digit_sum += digit_total[j];
-  uint unused_total;
-  uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
-  [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
-    const uint unit = first_unit + j;
-    if (unit < RANK_UNITS) tile_start = rank_place_unit(unit, unit_counts[j], tile_start);
-  }
-  barrier();  // every subgroup's starts final
-
-  // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
-  //    input order, so the slots are stable. A key's registers are free after its round.
-  uint ranks[KEYS_PER_THREAD];  // the slots, for the values
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-    const bool valid = loaded_slot(i) < tile_keys;
-    uint bin = bin_of(keys[i]);
-    // A dependency on the previous round keeps the compiler from hoisting every round's ballots
-    // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200. The OR
-    // matcher's barriers order the rounds already (and without the dependency 512 x 26 sorts
-    // 2^26 keys in 2.14 ms against 2.17).
-    if (i > 0u) bin ^= rank_matching_or() ? 0u : ranks[i - 1u] >> 31u;
-    ranks[i] = rank_key(bin, valid);
-    if (STAGE_PARTS == 1u && valid) stage_key(ranks[i], keys[i]);
-    // The next round's leader may be another lane: its atomic must follow this one, which the
-    // memory model promises only through a barrier (on an H200 it cost nothing measurable:
-    // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
-  }
-
-  // 5. Per bin: where the bin starts in the output, from the digit totals' scan and the
-  //    look-back's count of the bin in earlier tiles, which the ranking gave time to arrive.
-  uint digit_base = workgroup_exclusive_add(thread_digit_sum, unused_total);
-  uint earlier[BINS_PER_THREAD];
-  lookback_offsets(set, tile, keys_in, earlier);
-  [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
-    const uint bin = first_bin + j;
-    if (bin < BINS) s_bin_destination[bin] = digit_base + earlier[j] - s_bin_start[bin];
-    digit_base += digit_total[j];
-  }
-  barrier();  // the tile in bin order, destinations visible to every thread
-
-  // 6. Out in slot order: consecutive threads store consecutive keys of a bin. Values follow
-  //    through the same shared memory. With STAGE_PARTS 2 the tile passes through it in halves
-  //    (slots [0, PART_SIZE), then the rest), each staged here from the registers.
-  uint destination[KEYS_PER_THREAD];
-  uint values[KEYS_PER_THREAD];
-  [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
-    if (STAGE_PARTS > 1u) {
-      if (part > 0u) barrier();  // the previous part read out
-      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-        const bool valid = loaded_slot(i) < tile_keys;
-        if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) stage_key(ranks[i] - part * PART_SIZE, keys[i]);
-      }
-      barrier();  // the part staged
+    uint unused_total;
+    uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
+    [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
+      const uint unit = first_unit + j;
+      if (unit < RANK_UNITS) tile_start = rank_place_unit(unit, unit_counts[j], tile_start);
     }
-    // The values, loaded once every key is staged (their registers free), so that the loads are
-    // in flight during the last part's key stores.
-    if (WITH_VALUES && part + 1u == STAGE_PARTS) {
-      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-        const uint slot = loaded_slot(i);
-        values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
-      }
-    }
-    [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
-      const uint i = part * PART_ROUNDS + r;
-      const uint slot = i * gl_WorkGroupSize.x + thread;
-      destination[i] = 0u;
-      if (slot < tile_keys) {
-        const Key key = staged_key(slot - part * PART_SIZE);
-        destination[i] = s_bin_destination[bin_of(key)] + slot;
-        store_key(keys_out, destination[i], key);
-      }
-    }
-  }
-  if (!WITH_VALUES) return;
-  [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
-    barrier();  // every key (or the previous part's values) read out of shared memory
+    barrier();  // every subgroup's starts final
+
+    // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
+    //    input order, so the slots are stable. A key's registers are free after its round.
+    uint ranks[KEYS_PER_THREAD];  // the slots, for the values
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const bool valid = loaded_slot(i) < tile_keys;
-      if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) s_stage[ranks[i] - part * PART_SIZE] = values[i];
+      uint bin = bin_of(keys[i]);
+      // A dependency on the previous round keeps the compiler from hoisting every round's ballots
+      // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200. The OR
+      // matcher's barriers order the rounds already (and without the dependency 512 x 26 sorts
+      // 2^26 keys in 2.14 ms against 2.17).
+      if (i > 0u) bin ^= rank_matching_or() ? 0u : ranks[i - 1u] >> 31u;
+      ranks[i] = rank_key(bin, valid);
+      if (STAGE_PARTS == 1u && valid) stage_key(ranks[i], keys[i]);
+      // The next round's leader may be another lane: its atomic must follow this one, which the
+      // memory model promises only through a barrier (on an H200 it cost nothing measurable:
+      // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
     }
-    barrier();  // the values in bin order
-    [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
-      const uint i = part * PART_ROUNDS + r;
-      const uint slot = i * gl_WorkGroupSize.x + thread;
-      if (slot < tile_keys) values_out.data[destination[i]] = s_stage[slot - part * PART_SIZE];
+    // Staged as ranked, the keys' registers are free: the next tile's keys load now.
+    if (LOOP_TILES && !WITH_VALUES && STAGE_PARTS == 1u && next < tiles) load_tile(keys_in, next, count, keys);
+
+    // 5. Per bin: where the bin starts in the output, from the digit totals' scan and the
+    //    look-back's count of the bin in earlier tiles, which the ranking gave time to arrive.
+    if (!LOOP_TILES) scan_digit_totals(digit_total, digit_base);
+    uint earlier[BINS_PER_THREAD];
+    lookback_offsets(set, tile, keys_in, earlier);
+    [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
+      const uint bin = first_bin + j;
+      if (bin < BINS) s_bin_destination[bin] = digit_base[j] + earlier[j] - s_bin_start[bin];
     }
+    barrier();  // the tile in bin order, destinations visible to every thread
+
+    // 6. Out in slot order: consecutive threads store consecutive keys of a bin. Values follow
+    //    through the same shared memory. With STAGE_PARTS 2 the tile passes through it in halves
+    //    (slots [0, PART_SIZE), then the rest), each staged here from the registers.
+    uint destination[KEYS_PER_THREAD];
+    uint values[KEYS_PER_THREAD];
+    [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
+      if (STAGE_PARTS > 1u) {
+        if (part > 0u) barrier();  // the previous part read out
+        [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+          const bool valid = loaded_slot(i) < tile_keys;
+          if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) stage_key(ranks[i] - part * PART_SIZE, keys[i]);
+        }
+        barrier();  // the part staged
+        // Every key staged: the next tile's keys load during this part's stores.
+        if (LOOP_TILES && !WITH_VALUES && part + 1u == STAGE_PARTS && next < tiles) load_tile(keys_in, next, count, keys);
+      }
+      // The values, loaded once every key is staged (their registers free), so that the loads are
+      // in flight during the last part's key stores.
+      if (WITH_VALUES && part + 1u == STAGE_PARTS) {
+        [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+          const uint slot = loaded_slot(i);
+          values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
+        }
+      }
+      [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
+        const uint i = part * PART_ROUNDS + r;
+        const uint slot = i * gl_WorkGroupSize.x + thread;
+        destination[i] = 0u;
+        if (slot < tile_keys) {
+          const Key key = staged_key(slot - part * PART_SIZE);
+          destination[i] = s_bin_destination[bin_of(key)] + slot;
+          store_key(keys_out, destination[i], key);
+        }
+      }
+    }
+    if (WITH_VALUES) {
+      [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
+        barrier();  // every key (or the previous part's values) read out of shared memory
+        [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+          const bool valid = loaded_slot(i) < tile_keys;
+          if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) s_stage[ranks[i] - part * PART_SIZE] = values[i];
+        }
+        barrier();  // the values in bin order
+        // Every value staged: the next tile's keys load during the last part's stores.
+        if (LOOP_TILES && part + 1u == STAGE_PARTS && next < tiles) load_tile(keys_in, next, count, keys);
+        [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
+          const uint i = part * PART_ROUNDS + r;
+          const uint slot = i * gl_WorkGroupSize.x + thread;
+          if (slot < tile_keys) values_out.data[destination[i]] = s_stage[slot - part * PART_SIZE];
+        }
+      }
+    }
+    if (!LOOP_TILES || next >= tiles) return;  // uniform
+    tile = next;
+    barrier();  // this tile's shared memory read out before the next one's clears it
   }
 }

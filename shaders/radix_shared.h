@@ -21,6 +21,7 @@
 #define VREN_RADIX_SPEC_POLL_BUDGET 9  // look-back: TuningConfig::lookback_poll_budget
 #define VREN_RADIX_SPEC_RANK_PACKED 10  // radix_tile_rank.glsl: two bins' counters per word
 #define VREN_RADIX_SPEC_STAGE_PARTS 11  // radix_onesweep.comp: the tile staged in this many parts
+#define VREN_RADIX_SPEC_LOOP_TILES 12  // radix_onesweep.comp: workgroups loop over the tiles
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
 // counts, tile-major: counts[tile * bins + bin], then the same summed over each count

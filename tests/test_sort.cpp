@@ -160,6 +160,24 @@ TEST_CASE_FIXTURE(GpuTest, "16 keys per thread: the count's ballots instead of p
   }
 }
 
+namespace {
+
+// Look-back tiles too large to stage whole on 32 KiB beside packed rank counters, at the
+// device's subgroup size: 128 x 46, 256 x 22 and 256 x 34 at 4, 8 and 16 lanes.
+TuningConfig tilesInHalves() {
+  const uint32_t lanes = context().device().subgroup_size;
+  TuningConfig c = getSorterProperties(context().sorter()).tuning;
+  c.digit_bits = 8;
+  c.lookback_max_count = 1u << 20;
+  c.lookback_workgroup_size = lanes <= 4 ? 128 : 256;
+  c.lookback_keys_per_thread = lanes <= 4 ? 46 : lanes <= 8 ? 22 : 34;
+  c.large_tile_min_count = 0xFFFFFFFFu;
+  c.block_max_count = 0;
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores staged in halves" *
                                doctest::test_suite("subgroup")) {
   // Look-back tiles of an even count of keys per thread that the shared memory cannot stage whole
@@ -171,14 +189,8 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
   // one word at once here: the sharing (its masks, atomic read and atomic clear) is checked by
   // review only, and the 32-lane path (a word per subgroup) by the large counts on a real GPU.
   const uint32_t lanes = context().device().subgroup_size;
-  const uint32_t threads = lanes <= 4 ? 128 : 256, keys = lanes <= 4 ? 46 : lanes <= 8 ? 22 : 34;
-  TuningConfig c = getSorterProperties(context().sorter()).tuning;
-  c.digit_bits = 8;
-  c.lookback_max_count = 1u << 20;
-  c.lookback_workgroup_size = threads;
-  c.lookback_keys_per_thread = keys;
-  c.large_tile_min_count = 0xFFFFFFFFu;
-  c.block_max_count = 0;
+  const TuningConfig c = tilesInHalves();
+  const uint32_t threads = c.lookback_workgroup_size, keys = c.lookback_keys_per_thread;
   Context& big = contextWithTuning(c);
   const SorterProperties p = getSorterProperties(big.sorter());
   const uint32_t t = p.lookback_tile_size;
@@ -640,6 +652,54 @@ TuningConfig smallAndLargeTiles(uint32_t threshold, uint32_t slots) {
   return t;
 }
 
+// Sorts of n keys through the look-back's tiles: keys and pairs of two distributions, f32
+// descending, argsort, u64 keys, GPU-side counts with and without the count expected, one 4-bit
+// digit.
+void checkLookbackOptions(Context& ctx, uint32_t n) {
+  INFO("count " << n);
+  SortInfo asked;
+  asked.count = n;
+  CHECK(getPassCount(ctx.sorter(), asked) == 4);
+  for (Distribution d : {Distribution::kUniform, Distribution::kLowBits}) {
+    checkSort(ctx, makeKeys(n, d, rng()), false, {}, name(d));
+    checkSort(ctx, makeKeys(n, d, rng()), true, {}, name(d));
+  }
+  SortOptions o;
+  o.key_type = KeyType::kF32;
+  o.descending = true;
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform f32 descending");
+  o = {};
+  o.argsort = true;
+  checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, o, "low-bits argsort");
+  o = {};
+  o.key_type = KeyType::kU64;
+  o.end_bit = 64;
+  checkSort(ctx, makeKeys(2 * n, Distribution::kUniform, rng()), true, o, "uniform u64");
+  o = {};
+  o.gpu_count = true;
+  o.gpu_count_value = n / 3;
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU");
+  // The shapes chosen for the third that is expected, within those whose tiles for n keys fit;
+  // then for one key expected, whose tiles n's may exceed by more than run at once (the passes
+  // then take the grids the setup writes, unless the workgroups loop over the tiles).
+  o.expected_count = n / 3;
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU, expected");
+  o.expected_count = 1;
+  checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, o, "low bits, a third on the GPU, one expected");
+  o.expected_count = n / 3;
+  o.key_type = KeyType::kF32;
+  o.gpu_count_value = n;
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, o, "f32 keys, all on the GPU, a third expected");
+  o = {};
+  o.end_bit = 4;  // one 4-bit digit: from the threshold on, a 4-bit pass instead
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, bits [0, 4)");
+  // A constant second byte: the pass it skips must still clear the counts the third pass's tiles
+  // publish (the first pass's words, by pass parity).
+  std::vector<uint32_t> middle = makeKeys(n, Distribution::kUniform, rng());
+  for (uint32_t& k : middle) k = (k & 0xFFFF00FFu) | 0x00002A00u;
+  checkSort(ctx, middle, true, {}, "uniform, a constant second byte");
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min_count" * doctest::test_suite("subgroup")) {
@@ -649,7 +709,11 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   // against 6 of 64 x 3, one wave either way) and 32 x 3 (11 tiles against 32), at 2000 keys 64
   // x 3 (11 tiles against 32) and 32 x 5 (13 against 21). Both sides of the threshold and past
   // it, keys and pairs, every key type and option, and a GPU-side count below the count that
-  // bounds it, which takes the largest shapes, or with expected_count those chosen for that.
+  // bounds it, which takes the largest shapes, or with expected_count those chosen for that. With
+  // a third of the keys expected, at 499, 500 and 2000 keys n's tiles exceed the third's by at
+  // most 16, so the passes dispatch n's tiles directly and those past the GPU-side count return;
+  // at 1000 the 32-key tiles exceed it by 21, and the passes take the grids the setup writes, as
+  // they do from 1000 keys on with one key expected.
   const uint32_t threshold = 500;
   const TuningConfig t = smallAndLargeTiles(threshold, 16);
   Context& ctx = contextWithTuning(t);
@@ -661,48 +725,47 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   REQUIRE(props.tuning.large_tile_min_keys_per_thread == 1);
   REQUIRE(props.tuning.large_tile_pairs_min_keys_per_thread == 1);
   REQUIRE(props.tuning.large_tile_slots == 16);
-  for (uint32_t n : {threshold - 1, threshold, 1000u, 2000u}) {
-    INFO("count " << n);
-    SortInfo asked;
-    asked.count = n;
-    CHECK(getPassCount(ctx.sorter(), asked) == 4);
-    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits}) {
-      checkSort(ctx, makeKeys(n, d, rng()), false, {}, name(d));
-      checkSort(ctx, makeKeys(n, d, rng()), true, {}, name(d));
-    }
-    SortOptions o;
-    o.key_type = KeyType::kF32;
-    o.descending = true;
-    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform f32 descending");
-    o = {};
-    o.argsort = true;
-    checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, o, "low-bits argsort");
-    o = {};
-    o.key_type = KeyType::kU64;
-    o.end_bit = 64;
-    checkSort(ctx, makeKeys(2 * n, Distribution::kUniform, rng()), true, o, "uniform u64");
-    o = {};
-    o.gpu_count = true;
-    o.gpu_count_value = n / 3;
-    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU");
-    // The shapes chosen for the third that is expected, within those whose tiles for n keys fit.
-    // At 499, 500 and 2000 keys n's tiles exceed the third's by at most 16, so the passes dispatch
-    // n's tiles directly and those past the GPU-side count return; at 1000 the 32-key tiles exceed
-    // it by 21, and the passes take the grids the setup writes.
-    o.expected_count = n / 3;
-    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, a third on the GPU, expected");
-    // Expecting one key: from 1000 keys on n's tiles exceed its one by more than 16, and the
-    // passes take the grids the setup writes.
-    o.expected_count = 1;
-    checkSort(ctx, makeKeys(n, Distribution::kLowBits, rng()), true, o, "low bits, a third on the GPU, one expected");
-    o.expected_count = n / 3;
-    o.key_type = KeyType::kF32;
-    o.gpu_count_value = n;
-    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), false, o, "f32 keys, all on the GPU, a third expected");
-    o = {};
-    o.end_bit = 4;  // one 4-bit digit: from the threshold on, a 4-bit pass instead
-    checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "uniform, bits [0, 4)");
-  }
+  for (uint32_t n : {threshold - 1, threshold, 1000u, 2000u}) checkLookbackOptions(ctx, n);
+}
+
+TEST_CASE_FIXTURE(GpuTest, "large tiles on workgroups that loop over them" * doctest::test_suite("subgroup")) {
+  // TuningConfig::large_tile_loop and large_tile_pairs_loop: 3 workgroups take the large tiles
+  // in turn, each loading its next tile's keys while it stores the current one's; up to 27 tiles
+  // of keys, 32 of pairs (on lavapipe at most 4 a workgroup: 7 and 8 workgroups), every option of
+  // the test above. Tiles past a GPU-side count end the loops.
+  TuningConfig t = smallAndLargeTiles(500, 3);
+  t.large_tile_loop = t.large_tile_pairs_loop = 1;
+  Context& ctx = contextWithTuning(t);
+  REQUIRE(getSorterProperties(ctx.sorter()).tuning.large_tile_loop == 1);
+  REQUIRE(getSorterProperties(ctx.sorter()).tuning.large_tile_pairs_loop == 1);
+  for (uint32_t n : {577u, 5000u}) checkLookbackOptions(ctx, n);
+
+  // Tiles staged in halves (the test above): the next keys load after the second half is
+  // staged, or with values after the values' second half. Large tiles from 0 keys: 6 tiles on 2
+  // workgroups.
+  TuningConfig h = tilesInHalves();
+  h.large_tile_min_count = 0;
+  h.large_tile_workgroup_size = h.large_tile_pairs_workgroup_size = h.lookback_workgroup_size;
+  h.large_tile_keys_per_thread = h.large_tile_pairs_keys_per_thread = h.lookback_keys_per_thread;
+  h.large_tile_min_keys_per_thread = h.large_tile_pairs_min_keys_per_thread = 0;
+  h.large_tile_slots = 2;
+  h.large_tile_loop = h.large_tile_pairs_loop = 1;
+  Context& halves = contextWithTuning(h);
+  const uint32_t tile = getSorterProperties(halves.sorter()).large_tile_size;
+  REQUIRE(tile == h.lookback_workgroup_size * h.lookback_keys_per_thread);
+  const uint32_t n = 5 * tile + 17;
+  checkSort(halves, makeKeys(n, Distribution::kUniform, rng()), false, {}, "uniform");
+  checkSort(halves, makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
+  checkSort(halves, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low bits");
+  checkSort(halves, makeKeys(n, Distribution::kAllEqual, rng()), false, {}, "all equal");
+  SortOptions o;
+  o.argsort = true;
+  o.descending = true;
+  checkSort(halves, makeKeys(4 * tile + 3, Distribution::kAndOfTwo, rng()), true, o, "descending argsort");
+  o = {};
+  o.gpu_count = true;
+  o.gpu_count_value = 2 * tile + 1;
+  checkSort(halves, makeKeys(5 * tile, Distribution::kUniform, rng()), true, o, "GPU-side count");
 }
 
 TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more tiles than the look-back takes") {

@@ -84,6 +84,14 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
   lookback.large_min_count = requested.large_tile_min_count;
   lookback.large_slots = requested.large_tile_slots ? requested.large_tile_slots : limits.compute_units;
   lookback.max_count = lookback.tiles[0].tuning.lookback_max_count;
+  lookback.loop_max_tiles = loopMaxTiles(limits);
+  // Workgroups loop over large tiles only, and only on as many workgroups as run at once.
+  for (uint32_t i = 0; i < kLookbackTiles; ++i) {
+    TuningConfig& shape = lookback.tiles[i].tuning;
+    const bool loops = lookbackTileKind(i) != LookbackTile::kSmall && lookback.large_slots > 0;
+    shape.large_tile_loop = loops && requested.large_tile_loop != 0;
+    shape.large_tile_pairs_loop = loops && requested.large_tile_pairs_loop != 0;
+  }
   // A large tile that does not fit: small ones below large_min_count keys, no look-back above.
   if (lookback.tiles[kLargeKeysTile].tuning.lookback_max_count == 0 ||
       lookback.tiles[kLargePairsTile].tuning.lookback_max_count == 0)
@@ -357,6 +365,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
       if (pairs.tile_size) reported->large_tile_pairs_min_keys_per_thread = pairs.tuning.keys_per_thread;
     }
     reported->large_tile_slots = lookback->large_slots;
+    reported->large_tile_loop = large.large_tile_loop;
+    reported->large_tile_pairs_loop = large_pairs.large_tile_pairs_loop;
   }
   s->properties.tuning.block_max_count = s->u32.block.max_count;
   s->properties.tuning_u64.block_max_count = s->u64.block.max_count;
@@ -440,6 +450,7 @@ std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec
   v[VREN_RADIX_SPEC_POLL_BUDGET] = spec.poll_budget;
   v[VREN_RADIX_SPEC_RANK_PACKED] = spec.rank_packed ? VK_TRUE : VK_FALSE;
   v[VREN_RADIX_SPEC_STAGE_PARTS] = spec.stage_parts;
+  v[VREN_RADIX_SPEC_LOOP_TILES] = spec.loop_tiles ? VK_TRUE : VK_FALSE;
   return v;
 }
 
@@ -457,6 +468,7 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
   spec.poll_budget = shape.lookback_poll_budget;
   spec.stage_parts = onesweepStageParts(shape, limits, key_words);
   spec.rank_packed = onesweepRankPacked(shape, limits, key_words);
+  spec.loop_tiles = (with_values ? shape.large_tile_pairs_loop : shape.large_tile_loop) != 0;
   return spec;
 }
 
@@ -775,7 +787,10 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   // GPU-side count return at once, where an indirect dispatch costs each pass up to about 0.7 us
   // more on NVIDIA (H200, the same tiles: splat sorts of 1.05 M and 4.20 M visible keys and
   // values 2.8 and 2.3 us faster; 2^24 keys within 1 us).
-  const bool direct_grids = count_buffer == nullptr || (lookback && fewExcessTiles(p, info, tile_size));
+  // Large tiles on looping workgroups (TuningConfig::large_tile_loop) need no grid of the tiles.
+  const bool looping =
+      lookback && (with_values ? lookback_tiles.tuning.large_tile_pairs_loop : lookback_tiles.tuning.large_tile_loop) != 0;
+  const bool direct_grids = count_buffer == nullptr || (lookback && fewExcessTiles(p, info, tile_size)) || looping;
   plan.barrier(!direct_grids);
   if (lookback) {  // a direct grid: its workgroups stride over a GPU-side count's keys
     plan.dispatch(signed_order ? p.lookback.histogram_mapped : p.lookback.histogram, pc,
@@ -813,8 +828,13 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
     }
     plan.mark();
     const ScatterPipelines& set = lookback ? lookback_tiles.scatter : p.scatter;
-    dispatch(with_values ? (signed_order ? set.pairs_mapped : set.pairs) : (signed_order ? set.keys_mapped : set.keys),
-             tile_grid, grid);
+    const VkPipeline scatter =
+        with_values ? (signed_order ? set.pairs_mapped : set.pairs) : (signed_order ? set.keys_mapped : set.keys);
+    if (looping)  // a direct grid whatever the count: the workgroups loop over the tiles there are
+      plan.dispatch(scatter, pc,
+                    std::min(tiles, std::max(p.lookback.large_slots, divCeil(tiles, p.lookback.loop_max_tiles))), 1);
+    else
+      dispatch(scatter, tile_grid, grid);
     plan.mark();
     plan.barrier();
   }

@@ -36,11 +36,12 @@ struct PipelineSpec {
   uint32_t poll_budget = 0;
   bool rank_packed = false;  // radix_tile_rank.glsl: two bins' counters per word
   uint32_t stage_parts = 1;  // radix_onesweep.comp: the tile staged whole (1) or in halves (2)
+  bool loop_tiles = false;   // radix_onesweep.comp: workgroups loop over the tiles
   // False for a pass that uses no subgroup operations and may not be whole subgroups (the setup,
   // 64 threads): it runs at any subgroup size instead of the pinned one.
   bool pinned_subgroup_size = true;
 };
-constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_STAGE_PARTS + 1;
+constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_LOOP_TILES + 1;
 // Specialization constant i's value at index i (7 is unused: 0).
 std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec& spec);
 // The look-back pass (radix_onesweep.comp) of `shape` (lookbackTuning's) on this device, for
@@ -81,6 +82,7 @@ struct KeyPipelines {
     uint32_t max_count = 0;        // 0: no look-back on this device
     uint32_t large_min_count = 0;  // from here the large tiles
     uint32_t large_slots = 0;      // large tiles at once (TuningConfig::large_tile_slots), 0: unknown
+    uint32_t loop_max_tiles = 0;   // detail::loopMaxTiles(): tiles per looping workgroup at most
     VkPipeline histogram = VK_NULL_HANDLE;
     VkPipeline histogram_mapped = VK_NULL_HANDLE;
     // The tiles a sort of `count` keys (a GPU-side count: at most that many) takes: from

@@ -44,6 +44,13 @@ constexpr TuningConfig nvidiaTuning() {
   // decide the rest (2^22 pairs make 341 tiles of 12288 on 132 SMs): the smaller shapes below.
   t.large_tile_pairs_workgroup_size = 512;
   t.large_tile_pairs_keys_per_thread = 24;
+  // Keys alone on one workgroup per SM looping over the tiles (radix_onesweep.comp's LOOP_TILES),
+  // 2^24 / 2^26 keys, two runs alternating with a workgroup per tile (2026-11-27): 502.6 / 1815 us
+  // against 578.0 / 2113. The same loop with the digit totals' scan inline instead of in a
+  // function measured 562.8 / 2048 (the driver's registers not read). With values the loop lost:
+  // 842 / 3131 against 793 / 2938, its next keys loaded once the values are staged (loaded before
+  // the ranking, in registers of their own: 941 / 3472).
+  t.large_tile_loop = 1;
   // Smaller shapes where they fill the waves better (LargeTileCost, tuning.h, has the
   // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 24, from 2^20 keys, where 512 x 20 sorts
   // keys in 0.070 ms against 0.089 on the small tiles (256 x 8), and 512 x 16 pairs in 0.082
@@ -116,6 +123,10 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
 
 uint32_t lookbackMaxTiles(const DeviceFacts& limits) {
   return limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 1024u : 1u << 22;
+}
+
+uint32_t loopMaxTiles(const DeviceFacts& limits) {
+  return limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 4u : 0xFFFFFFFFu;
 }
 
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,

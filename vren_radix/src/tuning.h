@@ -37,6 +37,10 @@ TuningConfig clampTuning(TuningConfig tuning, const DeviceFacts& limits, uint32_
 // it bounds the rounds a tile may spend counting earlier tiles itself (radix_lookback.glsl),
 // whose loops share llvmpipe's 65535 iterations; elsewhere the published words' u32 indices.
 uint32_t lookbackMaxTiles(const DeviceFacts& limits);
+// Tiles one workgroup takes at most where the workgroups loop over them
+// (TuningConfig::large_tile_loop): on lavapipe 4, whose tiles' polls and counting rounds then
+// share one invocation's 65535 loop iterations; elsewhere no limit.
+uint32_t loopMaxTiles(const DeviceFacts& limits);
 // With a poll budget of 0 (each tile counts every earlier tile), at most this many tiles.
 constexpr uint32_t kLookbackUnpolledMaxTiles = 1024;
 // Look-back prefixes hold 30 bits (radix_lookback.glsl's published words).
