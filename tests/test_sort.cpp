@@ -739,6 +739,10 @@ TEST_CASE_FIXTURE(GpuTest, "large tiles on workgroups that loop over them" * doc
   REQUIRE(getSorterProperties(ctx.sorter()).tuning.large_tile_loop == 1);
   REQUIRE(getSorterProperties(ctx.sorter()).tuning.large_tile_pairs_loop == 1);
   for (uint32_t n : {577u, 5000u}) checkLookbackOptions(ctx, n);
+  // More workgroups asked for than there are tiles: a tile each.
+  TuningConfig wide = t;
+  wide.large_tile_slots = 100000;
+  checkSort(contextWithTuning(wide), makeKeys(5000, Distribution::kUniform, rng()), true, {}, "uniform, 100000 slots");
 
   // Tiles staged in halves (the test above): the next keys load after the second half is
   // staged, or with values after the values' second half. Large tiles from 0 keys: 6 tiles on 2

@@ -830,11 +830,13 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
     const ScatterPipelines& set = lookback ? lookback_tiles.scatter : p.scatter;
     const VkPipeline scatter =
         with_values ? (signed_order ? set.pairs_mapped : set.pairs) : (signed_order ? set.keys_mapped : set.keys);
-    if (looping)  // a direct grid whatever the count: the workgroups loop over the tiles there are
-      plan.dispatch(scatter, pc,
-                    std::min(tiles, std::max(p.lookback.large_slots, divCeil(tiles, p.lookback.loop_max_tiles))), 1);
-    else
+    if (looping) {  // a direct grid whatever the count: the workgroups loop over the tiles there are
+      const uint32_t groups = std::max(p.lookback.large_slots, divCeil(tiles, p.lookback.loop_max_tiles));
+      const Grid loop_grid = gridFor(std::min(tiles, groups), s->max_groups_x);
+      plan.dispatch(scatter, pc, loop_grid.x, loop_grid.y);
+    } else {
       dispatch(scatter, tile_grid, grid);
+    }
     plan.mark();
     plan.barrier();
   }
