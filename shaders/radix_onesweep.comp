@@ -56,7 +56,7 @@ layout(constant_id = VREN_RADIX_SPEC_VALUE_SLOTS) const uint VALUE_SLOTS = 1;
 // Drivers that compile volatile loads as plain ones, which a loop may hoist (lavapipe), poll
 // with atomic loads; NVIDIA's honours volatile loads, which are faster there.
 layout(constant_id = VREN_RADIX_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
-// Polls per thread of words not yet published, in all; 0: no word is read at all, every earlier
+// Polls per thread and tile of words not yet published, in all; 0: no word is read at all, every earlier
 // tile is counted from its keys.
 layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
 // 1: each key is staged as soon as it is ranked. 2: every key stays in registers until the

@@ -88,7 +88,7 @@ struct TuningConfig {
   // come counts those tiles itself, as any look-back tile does).
   uint32_t large_tile_loop = 0;
   uint32_t large_tile_pairs_loop = 0;
-  // How often each look-back thread polls, in all, for earlier tiles' counts not yet published
+  // How often each look-back thread polls, in all per tile, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
   // that an earlier workgroup is running. A larger budget waits longer for a slow tile, a
   // smaller one counts its keys again sooner. 0 reads no published count at all (each tile
