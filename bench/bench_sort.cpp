@@ -631,8 +631,9 @@ int main(int argc, char** argv) {
   if (flags.lookback_set) flags.tuning.lookback_max_count = flags.lookback_max_count;
   if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
-  if (ctx && (flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 || flags.large_pairs_loop >= 0)) {
-    // large tiles on top of the tuning in use
+  const bool large_flags =
+      flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 || flags.large_pairs_loop >= 0;
+  if (ctx && large_flags) {  // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
     if (flags.large_tile_loop >= 0) flags.tuning.large_tile_loop = static_cast<uint32_t>(flags.large_tile_loop);
     if (flags.large_pairs_loop >= 0) flags.tuning.large_tile_pairs_loop = static_cast<uint32_t>(flags.large_pairs_loop);

@@ -1,7 +1,7 @@
 #version 460
 // Top-k of a whole buffer of 32-bit keys (k < count, k <= VREN_RADIX_TOPK_MAX_K) by radix select:
 // find the bin of the k-th key of the stable order digit by digit, gather the candidates, rank
-// them among themselves. 6 dispatches, 5 with the settle phase; usually the GPU skips those
+// them among themselves. At most 6 dispatches, 5 with the settle phase; usually the GPU skips those
 // between level 1 and the rank, and the keys are read twice (the first level and the gather),
 // else 4 times.
 //

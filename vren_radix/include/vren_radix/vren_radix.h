@@ -357,9 +357,10 @@ SortResult cmdSortSegmented(const Sorter* sorter, VkCommandBuffer cmd, const Seg
 // buffer, sorted (descending for `largest`), with their values or input indices. Ties keep the
 // lower input index first: the result equals the first k elements of the stable sort.
 // For 32-bit keys a radix select finds the k-th key without sorting: over a whole buffer with
-// k <= 4096 (six dispatches, or five with TuningConfig::select_settle_max_count; those between
-// the second and the last are empty when the first 11 bits leave at most 16384 candidates), per segment with k <= 1024 (one dispatch, a workgroup per
-// segment, unless short segments were promised or the segments average over 2^18 elements).
+// k <= 4096 (at most six dispatches, five with TuningConfig::select_settle_max_count; those
+// between the second and the last are empty when the first 11 bits leave at most 16384
+// candidates), per segment with k <= 1024 (one dispatch, a workgroup per segment, unless short
+// segments were promised or the segments average over 2^18 elements).
 // Otherwise the segments are sorted as by cmdSortSegmented and their first k kept.
 struct TopKInfo {
   // The input, as for cmdSortSegmented; input.sort.descending must be false (largest says the
