@@ -10,10 +10,10 @@
 // as skipped by keeping the next pass's input where this pass's input is.
 //
 // The row is walked in chunks of WORKGROUP_SIZE * 4 counts, each thread taking 4 consecutive
-// counts: thread sums, a subgroup scan, a scan of the subgroup sums by the first subgroup, and
-// a carry from chunk to chunk.
+// counts: thread sums, a workgroup scan of them (workgroup_scan.glsl), and a carry from chunk
+// to chunk.
 //
-// Shared memory: MAX_SUBGROUPS * 4 + 4 bytes.
+// Shared memory: the workgroup scan's, (MAX_SUBGROUPS + 1) * 4 bytes.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "radix_common.glsl"
@@ -24,8 +24,7 @@ layout(constant_id = VREN_RADIX_SPEC_COUNT_TILES) const uint COUNT_TILES = 4;
 
 const uint PER_THREAD = 4u;
 
-shared uint s_subgroup_prefix[MAX_SUBGROUPS];
-shared uint s_chunk_total;
+#include "workgroup_scan.glsl"
 
 void main() {
   const uint bin = gl_WorkGroupID.x;
@@ -45,31 +44,15 @@ void main() {
     }
 
     // 2. Exclusive scan of the thread sums across the workgroup.
-    const uint in_subgroup = subgroupExclusiveAdd(sum);
-    const uint subgroup_sum = subgroupAdd(sum);
-    if (subgroupElect()) s_subgroup_prefix[gl_SubgroupID] = subgroup_sum;
-    barrier();  // subgroup sums visible to the first subgroup
-    if (gl_SubgroupID == 0u) {
-      uint running = 0u;
-      for (uint s0 = 0u; s0 < gl_NumSubgroups; s0 += gl_SubgroupSize) {
-        const uint s = s0 + gl_SubgroupInvocationID;
-        const uint value = s < gl_NumSubgroups ? s_subgroup_prefix[s] : 0u;
-        const uint prefix = running + subgroupExclusiveAdd(value);
-        if (s < gl_NumSubgroups) s_subgroup_prefix[s] = prefix;
-        running += subgroupAdd(value);
-      }
-      if (subgroupElect()) s_chunk_total = running;
-    }
-    barrier();  // subgroup prefixes and the chunk total visible to every thread
+    uint chunk_total;
+    uint offset = carry + workgroup_exclusive_add(sum, chunk_total);
 
     // 3. Write exclusive offsets; carry the chunk total into the next chunk.
-    uint offset = carry + s_subgroup_prefix[gl_SubgroupID] + in_subgroup;
     [[unroll]] for (uint i = 0u; i < PER_THREAD; ++i) {
       if (first + i < groups) pc.internal.data[row + first + i] = offset;
       offset += counts[i];
     }
-    carry += s_chunk_total;
-    barrier();  // everyone has read s_subgroup_prefix and s_chunk_total before the next chunk
+    carry += chunk_total;
   }
   if (gl_LocalInvocationIndex == 0u) {
     pc.internal.data[VREN_RADIX_STATE_TOTALS + bin] = carry;
