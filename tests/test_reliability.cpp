@@ -172,6 +172,20 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: 2D grids and a scan of several chunks, 
     checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kUniform, rng()), false, o);
     checkSortWith(context(), sorter.get(), makeKeys(n, Distribution::kAndOfTwo, rng()), true, o);
   }
+  // Large tiles on 400 workgroups that loop over them (TuningConfig::large_tile_loop), more than
+  // a row of 300 holds: the loop's grid is 2D as well, and each workgroup's stride spans it.
+  tuning.large_tile_min_count = 0;
+  tuning.large_tile_workgroup_size = tuning.large_tile_pairs_workgroup_size = 32;
+  tuning.large_tile_keys_per_thread = tuning.large_tile_pairs_keys_per_thread = 4;
+  tuning.large_tile_slots = 400;
+  tuning.large_tile_loop = tuning.large_tile_pairs_loop = 1;
+  SorterPtr looping = fakeSorter(small_device, &tuning, Pipelines::kCompiled);
+  REQUIRE(getSorterProperties(looping.get()).tuning.large_tile_loop == 1);
+  const uint32_t large = getSorterProperties(looping.get()).large_tile_size;
+  INFO("looping large tiles, tile " << large);
+  const uint32_t m = 1000 * large - 5;  // 1000 tiles, at most 4 a workgroup on lavapipe
+  checkSortWith(context(), looping.get(), makeKeys(m, Distribution::kUniform, rng()), false);
+  checkSortWith(context(), looping.get(), makeKeys(m, Distribution::kAndOfTwo, rng()), true);
 }
 
 TEST_CASE_FIXTURE(GpuTest, "reliability: every look-back tile publishes its prefix with the prefix flag" *
