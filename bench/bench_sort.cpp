@@ -669,9 +669,6 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("subgroup_size", std::to_string(props.subgroup_size));
     benchmark::AddCustomContext("tuning", "workgroup_size " + std::to_string(props.tuning.workgroup_size) +
                                               ", keys_per_thread " + std::to_string(props.tuning.keys_per_thread) +
-                                              ", pairs scatter " +
-                                              std::to_string(props.pairs_scatter.workgroup_size) + "x" +
-                                              std::to_string(props.pairs_scatter.keys_per_thread) +
                                               ", tile " + std::to_string(props.tile_size) + ", " +
                                               std::to_string(props.tuning.digit_bits) + "-bit digits; look-back up to " +
                                               std::to_string(props.tuning.lookback_max_count) + " keys, " +

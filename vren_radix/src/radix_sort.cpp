@@ -426,7 +426,6 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   s->properties.large_tile_size_u64 = s->u64.lookback.tiles[detail::kLargeKeysTile].tile_size;
   s->properties.large_tile_pairs_size = s->u32.lookback.tiles[detail::kLargePairsTile].tile_size;
   s->properties.large_tile_pairs_size_u64 = s->u64.lookback.tiles[detail::kLargePairsTile].tile_size;
-  s->properties.pairs_scatter = s->u32.pairs_scatter;
 
   return detail::finishModule(s, result, "the " + failed, out, why);
 }

@@ -140,7 +140,6 @@ struct SorterCreateInfo {
 struct SorterProperties {
   TuningConfig tuning;         // 32-bit keys
   TuningConfig tuning_u64;     // 64-bit keys (shared memory holds twice the key bytes)
-  TuningConfig pairs_scatter;  // 32-bit keys with values: the scatter's shape (the same tile)
   uint32_t tile_size;          // keys per workgroup, 32-bit keys
   uint32_t lookback_tile_size;     // the same for look-back sorts (0: none on this device)
   uint32_t lookback_tile_size_u64; // and for 64-bit keys
