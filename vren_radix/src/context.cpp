@@ -697,8 +697,6 @@ bool Context::Impl::sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> 
     if (error) *error = why;
     return false;
   }
-  if (timestamps && !ensureQueries(2, error)) return false;
-  if (timestamps) si.timestamp_pool = queries;
   SortResult result{};
   double gpu_ms = -1;
   const bool done = roundTrip(
@@ -707,6 +705,7 @@ bool Context::Impl::sortOnce(std::span<uint32_t> key_words, std::span<uint32_t> 
        {gpu_count.buffer, o.gpu_count ? 4u : 0u, &o.gpu_count_value, true}},
       shape.key_bytes, shape.value_bytes,
       [&] {
+        if (timestamps) si.timestamp_pool = queries;  // made by roundTrip
         result = o.gpu_count ? cmdSortIndirect(sorter, cmd, si, {gpu_count.buffer, 0, 4}) : cmdSort(sorter, cmd, si);
         return std::pair{result.keys.buffer, result.values.buffer};
       },
