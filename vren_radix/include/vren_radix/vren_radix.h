@@ -82,8 +82,9 @@ struct TuningConfig {
   uint32_t large_tile_slots = 0;
   // 1: the passes on large tiles of keys alone (large_tile_loop) or with values
   // (large_tile_pairs_loop) dispatch large_tile_slots workgroups (above: one per SM or compute
-  // unit) that take the tiles in turn, each loading its next tile's keys while it stores the
-  // current one's; 0: a workgroup per tile. Taken only where large_tile_slots is known; worth it
+  // unit; fewer where there are fewer tiles, more where a driver bounds a workgroup's loops) that
+  // take the tiles in turn, each loading its next tile's keys while it stores the current one's;
+  // 0: a workgroup per tile. Taken only where large_tile_slots is known; worth it
   // where that many workgroups all run at once (a workgroup whose earlier tiles' counts do not
   // come counts those tiles itself, as any look-back tile does).
   uint32_t large_tile_loop = 0;
