@@ -18,8 +18,9 @@
 //    rarely wait) and each subgroup's start inside the bin found; then round after round of
 //    keys go straight into their slots in the tile, with no scan after them.
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
-// 6. Out in slot order; values, loaded once the keys are staged, follow through the same shared
-//    memory (staged in two halves where the tile is too large to stage whole).
+// 6. Out in slot order, each key with its value, which was loaded with the key (its latency
+//    hidden behind the ranking) and staged beside it (in parts where the tile is too large to
+//    stage whole).
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
 // an H200 (ballot ranking), 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms,
@@ -34,8 +35,9 @@
 // tile at a time: nothing overlaps these steps (CUB runs two 384-thread workgroups per SM).
 //
 // Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
-//   s_stage           4 W T / P  the tile in bin order, keys then values, in P = STAGE_PARTS parts
-//                                (with P = 2, first the OR matcher's words where they fit)
+//   s_stage       4 (W + V) T / P  the tile in bin order, a part's keys then its values (V = 1
+//                                with values), in P = STAGE_PARTS parts (with P > 1, first the
+//                                OR matcher's words where they fit)
 //   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin, counts, then the
 //                                next slot in the tile (half with RANK_PACKED); and s_bin_start
 //                                4 BINS, where each bin starts in the tile
@@ -59,9 +61,9 @@ layout(constant_id = VREN_RADIX_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
 // Polls per thread and tile of words not yet published, in all; 0: no word is read at all, every earlier
 // tile is counted from its keys.
 layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
-// 1: each key is staged as soon as it is ranked. 2: every key stays in registers until the
-// stores, which stage the tile in two halves (KEYS_PER_THREAD even): tiles twice the size the
-// shared memory holds whole.
+// 1: each key (and value) is staged as soon as it is ranked. More: every key stays in registers
+// until the stores, which stage the tile in this many parts of ceil(KEYS_PER_THREAD / STAGE_PARTS)
+// rounds each: tiles larger than the shared memory holds whole.
 layout(constant_id = VREN_RADIX_SPEC_STAGE_PARTS) const uint STAGE_PARTS = 1;
 // true: the workgroups loop over the tiles (TuningConfig::large_tile_loop), each loading its next
 // tile's keys once the current ones are staged; false: one tile each, and none of that code.
@@ -71,8 +73,8 @@ layout(constant_id = VREN_RADIX_SPEC_LOOP_TILES) const bool LOOP_TILES = false;
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
-const uint PART_ROUNDS = KEYS_PER_THREAD / STAGE_PARTS;        // store rounds per staged part
-const uint PART_SIZE = gl_WorkGroupSize.x * PART_ROUNDS;       // tile slots per staged part
+const uint PART_ROUNDS = (KEYS_PER_THREAD + STAGE_PARTS - 1u) / STAGE_PARTS;  // store rounds per staged part
+const uint PART_SIZE = gl_WorkGroupSize.x * PART_ROUNDS;                       // tile slots per staged part
 // Each thread owns this many consecutive bins in the per-bin steps (workgroups may be smaller
 // than the bin count).
 const uint BINS_PER_THREAD = (BINS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
@@ -82,11 +84,13 @@ const uint KEY_WORDS = 2u;
 const uint KEY_WORDS = 1u;
 #endif
 
-shared uint s_stage[PART_SIZE * KEY_WORDS];
+// A part's keys, then its values.
+const uint STAGE_WORDS = PART_SIZE * (KEY_WORDS + (WITH_VALUES ? 1u : 0u));
+shared uint s_stage[STAGE_WORDS];
 // Staged in parts, the tile is staged only after the ranking: the ranking's OR matcher may use the
 // stage (radix_tile_rank.glsl).
 #define RANK_MATCH_WORDS s_stage
-const uint RANK_MATCH_CAPACITY = STAGE_PARTS > 1u ? PART_SIZE * KEY_WORDS : 0u;
+const uint RANK_MATCH_CAPACITY = STAGE_PARTS > 1u ? STAGE_WORDS : 0u;
 
 #include "radix_lookback.glsl"
 #include "radix_tile_rank.glsl"
@@ -111,6 +115,8 @@ Key staged_key(uint slot) {
   return s_stage[slot];
 #endif
 }
+void stage_value(uint slot, uint value) { s_stage[PART_SIZE * KEY_WORDS + slot] = value; }
+uint staged_value(uint slot) { return s_stage[PART_SIZE * KEY_WORDS + slot]; }
 
 // The tile slot of this thread's key of round i as loaded: subgroup s holds the contiguous
 // segment of SUBGROUP_SIZE * KEYS_PER_THREAD keys from s * SUBGROUP_SIZE * KEYS_PER_THREAD.
@@ -131,13 +137,22 @@ void clear_next_words(uint set, uint tile) {
   for (uint b = gl_LocalInvocationIndex; b < BINS; b += gl_WorkGroupSize.x) pc.internal.data[lookback_at(set ^ 1u, tile, b)] = 0u;
 }
 
-// This thread's keys of `tile` as loaded (loaded_slot), NO_KEY past the last key.
-void load_tile(ReadUints keys_in, uint tile, uint count, out Key keys[KEYS_PER_THREAD]) {
+// Slots in the tile (below 2^15: kMaxTileSize) of this thread's keys as ranked, two a word, and
+// key i's of them (junk where key i is past the tile's last).
+const uint RANK_WORDS = (KEYS_PER_THREAD + 1u) / 2u;
+uint ranked_slot(uint ranks[RANK_WORDS], uint i) { return (ranks[i / 2u] >> (16u * (i & 1u))) & 0xFFFFu; }
+
+// This thread's keys of `tile` as loaded (loaded_slot), NO_KEY past the last key, and with
+// values theirs (or with index_values their indices).
+void load_tile(ReadUints keys_in, ReadUints values_in, bool index_values, uint tile, uint count,
+               out Key keys[KEYS_PER_THREAD], out uint values[KEYS_PER_THREAD]) {
   const uint tile_begin = tile * TILE_SIZE;
   const uint tile_keys = min(TILE_SIZE, count - tile_begin);
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = loaded_slot(i);
     keys[i] = slot < tile_keys ? load_key(keys_in, tile_begin + slot) : NO_KEY;
+    values[i] = 0u;
+    if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
   }
 }
 
@@ -183,7 +198,8 @@ void main() {
 
   // 1. Load. Later tiles' keys are loaded during the previous tile's stores (step 6).
   Key keys[KEYS_PER_THREAD];
-  load_tile(keys_in, tile, count, keys);
+  uint values[KEYS_PER_THREAD];
+  load_tile(keys_in, values_in, index_values, tile, count, keys, values);
   for (;;) {  // uniform: per tile
     const uint tile_begin = tile * TILE_SIZE;
     const uint tile_keys = min(TILE_SIZE, count - tile_begin);
@@ -228,7 +244,7 @@ void main() {
 
     // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
     //    input order, so the slots are stable. A key's registers are free after its round.
-    uint ranks[KEYS_PER_THREAD];  // the slots, for the values
+    uint ranks[RANK_WORDS];  // the slots, for the stores in parts: two a word (ranked_slot)
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const bool valid = loaded_slot(i) < tile_keys;
       uint bin = bin_of(keys[i]);
@@ -236,17 +252,23 @@ void main() {
       // (and their registers) to the front: 145 -> 118 registers at 384 x 20 on an H200. The OR
       // matcher's barriers order the rounds already (and without the dependency 512 x 26 sorts
       // 2^26 keys in 2.14 ms against 2.17).
-      if (i > 0u) bin ^= rank_matching_or() ? 0u : ranks[i - 1u] >> 31u;
-      ranks[i] = rank_key(bin, valid);
-      if (STAGE_PARTS == 1u && valid) stage_key(ranks[i], keys[i]);
+      // (Bit 31 of a word of slots is 0: slots stay below 2^15.)
+      if (i > 0u) bin ^= rank_matching_or() ? 0u : ranks[(i - 1u) / 2u] >> 31u;
+      const uint rank = rank_key(bin, valid);
+      if ((i & 1u) == 0u) ranks[i / 2u] = rank;
+      else ranks[i / 2u] |= rank << 16u;
+      if (STAGE_PARTS == 1u && valid) {
+        stage_key(rank, keys[i]);
+        if (WITH_VALUES) stage_value(rank, values[i]);
+      }
       // The next round's leader may be another lane: its atomic must follow this one, which the
       // memory model promises only through a barrier (on an H200 it cost nothing measurable:
       // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
       subgroupMemoryBarrierShared();
       subgroupBarrier();
     }
-    // Staged as ranked, the keys' registers are free: the next tile's keys load now.
-    if (LOOP_TILES && !WITH_VALUES && STAGE_PARTS == 1u && next < tiles) load_tile(keys_in, next, count, keys);
+    // Staged as ranked, the keys' (and values') registers are free: the next tile's load now.
+    if (LOOP_TILES && STAGE_PARTS == 1u && next < tiles) load_tile(keys_in, values_in, index_values, next, count, keys, values);
 
     // 5. Per bin: where the bin starts in the output, from the digit totals' scan and the
     //    look-back's count of the bin in earlier tiles, which the ranking gave time to arrive.
@@ -259,55 +281,33 @@ void main() {
     }
     barrier();  // the tile in bin order, destinations visible to every thread
 
-    // 6. Out in slot order: consecutive threads store consecutive keys of a bin. Values follow
-    //    through the same shared memory. With STAGE_PARTS 2 the tile passes through it in halves
-    //    (slots [0, PART_SIZE), then the rest), each staged here from the registers.
-    uint destination[KEYS_PER_THREAD];
-    uint values[KEYS_PER_THREAD];
+    // 6. Out in slot order: consecutive threads store consecutive keys of a bin, each with its
+    //    value. With STAGE_PARTS > 1 the tile passes through shared memory in parts (slots
+    //    [0, PART_SIZE), then the next PART_SIZE, ...), each staged here from the registers.
     [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
+      const uint part_begin = part * PART_SIZE;
       if (STAGE_PARTS > 1u) {
         if (part > 0u) barrier();  // the previous part read out
         [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
           const bool valid = loaded_slot(i) < tile_keys;
-          if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) stage_key(ranks[i] - part * PART_SIZE, keys[i]);
+          const uint at = ranked_slot(ranks, i) - part_begin;
+          if (valid && at < PART_SIZE) {
+            stage_key(at, keys[i]);
+            if (WITH_VALUES) stage_value(at, values[i]);
+          }
         }
         barrier();  // the part staged
         // Every key staged: the next tile's keys load during this part's stores.
-        if (LOOP_TILES && !WITH_VALUES && part + 1u == STAGE_PARTS && next < tiles) load_tile(keys_in, next, count, keys);
-      }
-      // The values, loaded once every key is staged (their registers free), so that the loads are
-      // in flight during the last part's key stores.
-      if (WITH_VALUES && part + 1u == STAGE_PARTS) {
-        [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-          const uint slot = loaded_slot(i);
-          values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
-        }
+        if (LOOP_TILES && part + 1u == STAGE_PARTS && next < tiles)
+          load_tile(keys_in, values_in, index_values, next, count, keys, values);
       }
       [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
-        const uint i = part * PART_ROUNDS + r;
-        const uint slot = i * gl_WorkGroupSize.x + thread;
-        destination[i] = 0u;
+        const uint slot = part_begin + r * gl_WorkGroupSize.x + thread;
         if (slot < tile_keys) {
-          const Key key = staged_key(slot - part * PART_SIZE);
-          destination[i] = s_bin_destination[bin_of(key)] + slot;
-          store_key(keys_out, destination[i], key);
-        }
-      }
-    }
-    if (WITH_VALUES) {
-      [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
-        barrier();  // every key (or the previous part's values) read out of shared memory
-        [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
-          const bool valid = loaded_slot(i) < tile_keys;
-          if (valid && ranks[i] - part * PART_SIZE < PART_SIZE) s_stage[ranks[i] - part * PART_SIZE] = values[i];
-        }
-        barrier();  // the values in bin order
-        // Every value staged: the next tile's keys load during the last part's stores.
-        if (LOOP_TILES && part + 1u == STAGE_PARTS && next < tiles) load_tile(keys_in, next, count, keys);
-        [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
-          const uint i = part * PART_ROUNDS + r;
-          const uint slot = i * gl_WorkGroupSize.x + thread;
-          if (slot < tile_keys) values_out.data[destination[i]] = s_stage[slot - part * PART_SIZE];
+          const Key key = staged_key(slot - part_begin);
+          const uint destination = s_bin_destination[bin_of(key)] + slot;
+          store_key(keys_out, destination, key);
+          if (WITH_VALUES) values_out.data[destination] = staged_value(slot - part_begin);
         }
       }
     }

@@ -294,7 +294,7 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
       if (keys.lookback.max_count == 0) return {row.code, row.code_size, 0, 0, 0, 0, 0};
       // The onesweep pass's tile and ranking, its own SPIR-V, which stages tiles whole: half the
       // keys of a tile the onesweep stages in halves.
-      if (onesweepStageParts(t, limits, key_words) == 2) t.keys_per_thread /= 2;
+      if (onesweepStageParts(t, limits, key_words, false) == 2) t.keys_per_thread /= 2;
       PipelineSpec sweep = detail::onesweepSpec(t, limits, key_words, false);
       sweep.code = row.code;
       sweep.code_size = row.code_size;
@@ -465,8 +465,8 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
   // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
   spec.poll_atomic = detail::pollsWithAtomics(limits.driver_id);
   spec.poll_budget = shape.lookback_poll_budget;
-  spec.stage_parts = onesweepStageParts(shape, limits, key_words);
-  spec.rank_packed = onesweepRankPacked(shape, limits, key_words);
+  spec.stage_parts = onesweepStageParts(shape, limits, key_words, with_values);
+  spec.rank_packed = onesweepRankPacked(shape, limits, key_words, with_values);
   spec.loop_tiles = (with_values ? shape.large_tile_pairs_loop : shape.large_tile_loop) != 0;
   return spec;
 }

@@ -35,7 +35,7 @@ struct PipelineSpec {
   bool poll_atomic = true;
   uint32_t poll_budget = 0;
   bool rank_packed = false;  // radix_tile_rank.glsl: two bins' counters per word
-  uint32_t stage_parts = 1;  // radix_onesweep.comp: the tile staged whole (1) or in halves (2)
+  uint32_t stage_parts = 1;  // radix_onesweep.comp: the tile staged whole (1) or in parts
   bool loop_tiles = false;   // radix_onesweep.comp: workgroups loop over the tiles
   // False for a pass that uses no subgroup operations and may not be whole subgroups (the setup,
   // 64 threads): it runs at any subgroup size instead of the pinned one.

@@ -10,7 +10,8 @@ namespace vren::radix::detail {
 namespace {
 
 constexpr uint32_t kVendorNvidia = 0x10DE;
-// Far beyond what shared memory allows today; radix_scatter.comp keeps ranks in 16 bits.
+// Far beyond what shared memory allows today; radix_scatter.comp keeps ranks in 16 bits, and
+// radix_onesweep.comp slots below 2^15.
 constexpr uint32_t kMaxTileSize = 32768;
 
 // Conservative: clampTuning shrinks it to the shared memory there is (lavapipe: 256x4).
@@ -47,10 +48,17 @@ constexpr TuningConfig nvidiaTuning() {
   // Keys alone on one workgroup per SM looping over the tiles (radix_onesweep.comp's LOOP_TILES),
   // 2^24 / 2^26 keys, two runs alternating with a workgroup per tile (2026-11-27): 502.6 / 1815 us
   // against 578.0 / 2113. The same loop with the digit totals' scan inline instead of in a
-  // function measured 562.8 / 2048 (the driver's registers not read). With values the loop lost:
-  // 842 / 3131 against 793 / 2938, its next keys loaded once the values are staged (loaded before
-  // the ranking, in registers of their own: 941 / 3472).
+  // function measured 562.8 / 2048 (the driver's registers not read).
   t.large_tile_loop = 1;
+  // With values too, each value loaded with its key and staged beside it (radix_onesweep.comp),
+  // 2^20 / 2^22 / 2^24 / 2^26 pairs, us, two runs (2026-11-28): 84 / 235 / 774 / 2820 against 82 /
+  // 230 / 788 / 2910 for a workgroup per tile with the values loaded after the keys' stores (the
+  // shader before). This shader on a workgroup per tile: 79 / 233 / 963 / 3620 (128 registers at
+  // 512x24, where the loop spills nothing); loading the values after the ranking instead, 80 / 234
+  // / 799 / 2950 a workgroup per tile and 82 / 232 / 984 / 3710 looping (48 bytes spilled). Other
+  // looping shapes at 2^24 / 2^26: 512x22 782 / 2850, 512x20 775 / 2840, 448x28 815 / 2970, 384x32
+  // (168 registers) 847 / 3070.
+  t.large_tile_pairs_loop = 1;
   // Smaller shapes where they fill the waves better (LargeTileCost, tuning.h, has the
   // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 24, from 2^20 keys, where 512 x 20 sorts
   // keys in 0.070 ms against 0.089 on the small tiles (256 x 8), and 512 x 16 pairs in 0.082
@@ -130,11 +138,11 @@ uint32_t loopMaxTiles(const DeviceFacts& limits) {
 }
 
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t key_words, bool packed, uint32_t stage_parts) {
+                             uint32_t slot_words, bool packed, uint32_t stage_parts) {
   const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;  // radix_onesweep.comp's map
   const uint32_t counter_bytes = (packed ? 2 : 4) * max_subgroups * bins;
-  return 4 * workgroup_size * keys_per_thread * key_words / stage_parts + counter_bytes + 4 * 4 * bins + 8 +
-         4 * (max_subgroups + 1) + 4;
+  const uint32_t part_rounds = divCeil(keys_per_thread, stage_parts);
+  return 4 * workgroup_size * part_rounds * slot_words + counter_bytes + 4 * 4 * bins + 8 + 4 * (max_subgroups + 1) + 4;
 }
 
 namespace {
@@ -143,19 +151,23 @@ uint32_t onesweepSubgroups(uint32_t workgroup_size, const DeviceFacts& limits) {
 }
 }  // namespace
 
-uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words) {
+uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
+  const uint32_t slot_words = key_words + (with_values ? 1 : 0);
   auto fits = [&](uint32_t parts) {
-    return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words, true, parts) <=
+    return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, slot_words, true, parts) <=
            limits.max_shared_memory;
   };
-  return !fits(1) && shape.keys_per_thread % 2 == 0 && fits(2) ? 2 : 1;
+  if (!with_values) return !fits(1) && shape.keys_per_thread % 2 == 0 && fits(2) ? 2 : 1;
+  uint32_t parts = 1;
+  while (parts < shape.keys_per_thread && !fits(parts)) ++parts;
+  return parts;
 }
 
-bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words) {
+bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
-  return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words, false,
-                             onesweepStageParts(shape, limits, key_words)) > limits.max_shared_memory;
+  return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words + (with_values ? 1 : 0),
+                             false, onesweepStageParts(shape, limits, key_words, with_values)) > limits.max_shared_memory;
 }
 
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words,
@@ -194,13 +206,15 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   // fewer keys, staged whole.
   if (keys % 2 != 0 || !fits(keys, 2))
     while (keys > 1 && !fits(keys, 1)) --keys;
+  // Slots in a tile stay below 2^15 (radix_onesweep.comp keeps two in a word).
+  while (keys > 1 && threads * keys > kMaxTileSize) --keys;
   wide.workgroup_size = threads;
   wide.keys_per_thread = keys;
   // llvmpipe ends a shader invocation's loops after 65535 iterations in all, and counts the
   // polls of a SIMD vector's lanes together: at 1024 polls, the rounds of counting missing tiles
   // (at most lookbackMaxTiles()) and the other loops stay below that.
   if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
-  if (!fits(keys, onesweepStageParts(wide, limits, key_words)) ||
+  if (!fits(keys, onesweepStageParts(wide, limits, key_words, false)) ||
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
     wide.lookback_max_count = 0;
   return wide;

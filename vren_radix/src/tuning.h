@@ -47,17 +47,20 @@ constexpr uint32_t kLookbackUnpolledMaxTiles = 1024;
 constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 
 // Shared memory of the one-dispatch pass (radix_onesweep.comp's map), its rank counters packed
-// two bins a word or not (radix_tile_rank.glsl), the tile staged in stage_parts parts.
+// two bins a word or not (radix_tile_rank.glsl), the tile staged in stage_parts parts of
+// slot_words words a slot (key words, and one for a value).
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t key_words, bool packed, uint32_t stage_parts = 1);
-// In how many parts a look-back tile of this shape is staged for its stores: whole (1) where it
-// fits with packed counters, else in halves (2) where an even keys_per_thread fits so, which
-// keeps every key in registers until the stores. lookbackTuning keeps the keys asked for when
-// halves hold them, else it takes fewer keys, staged whole.
-uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words);
+                             uint32_t slot_words, bool packed, uint32_t stage_parts = 1);
+// In how many parts a look-back tile of this shape is staged for its stores. Keys alone: whole
+// (1) where it fits with packed counters, else in halves (2) where an even keys_per_thread fits
+// so, which keeps every key in registers until the stores; lookbackTuning keeps the keys asked
+// for when halves hold them, else it takes fewer keys, staged whole. With values, each slot
+// stages its key and value together: the fewest parts that fit (a 512 x 24 tile of u32 pairs
+// in 4 parts where keys alone take 2).
+uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
 // Whether a look-back tile of this shape packs its rank counters: only where unpacked ones do not
 // fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
-bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words);
+bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
 
 // The look-back's tiles: small ones for keys alone and with values, large ones from
 // large_tile_min_count keys, for keys alone and with values, each in up to kLargeTileChoices
