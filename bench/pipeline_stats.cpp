@@ -8,8 +8,12 @@
 //                     counts them; default: the first discrete GPU, else device 0.
 //   --tuning=WxK[xD]  the sorter's radix pipelines (detail::keyPipelineRows) for a tuning of W
 //                     threads x K keys per thread x D digit bits (4 or 8, default 4), with the
-//                     look-back on tiles of the same shape; repeatable. Default: 256x4x4 256x8x8
-//                     256x4x8, each with the default look-back tiles.
+//                     look-back on tiles of the same shape; repeatable. Default: the device's own
+//                     tuning (its large tiles included), then 256x4x4 256x8x8 256x4x8, each with
+//                     the default look-back tiles.
+//   --large-pairs-tile=KxW, --large-pairs-loop=0|1  the device's tuning with the large tiles of
+//                     keys and values at K keys x W threads, on a workgroup each (0) or on
+//                     workgroups that loop over them (1), as vren_radix_bench takes them.
 //
 // Names give each pipeline's shape: radix passes and the scan W x K x D, the material fast path
 // workgroup x rounds x materials, the tile packer its workgroup.
@@ -365,27 +369,40 @@ bool parseTuning(const char* text, TuningConfig* out) {
 int main(int argc, char** argv) {
   int device_index = -1;
   std::vector<TuningConfig> tunings;
+  unsigned pairs_keys = 0, pairs_threads = 0, pairs_loop = 2;  // 2: the tuning's loop
+  char extra = 0;
   for (int i = 1; i < argc; ++i) {
     TuningConfig t;
     if (std::strncmp(argv[i], "--device=", 9) == 0) {
       device_index = std::atoi(argv[i] + 9);
     } else if (std::strncmp(argv[i], "--tuning=", 9) == 0 && parseTuning(argv[i] + 9, &t)) {
       tunings.push_back(t);
+    } else if (std::sscanf(argv[i], "--large-pairs-tile=%ux%u%c", &pairs_keys, &pairs_threads, &extra) == 2 &&
+               pairs_keys > 0 && pairs_keys <= 64 && pairs_threads > 0 && pairs_threads <= 1024) {
+    } else if (std::sscanf(argv[i], "--large-pairs-loop=%u%c", &pairs_loop, &extra) == 1 && pairs_loop < 2) {
     } else {
       std::fprintf(
           stderr,
-          "Cannot read the argument '%s'.\nUsage: vren_radix_pipeline_stats [--device=N] [--tuning=WxK[xD]]...\n",
+          "Cannot read the argument '%s'.\nUsage: vren_radix_pipeline_stats [--device=N] [--tuning=WxK[xD]]... "
+          "[--large-pairs-tile=KxW] [--large-pairs-loop=0|1]\n",
           argv[i]);
       return 2;
     }
   }
-  if (tunings.empty()) tunings = {{256, 4, 4}, {256, 8, 8}, {256, 4, 8}};
+  const bool device_tuning = tunings.empty();
+  if (device_tuning) tunings = {{256, 4, 4}, {256, 8, 8}, {256, 4, 8}};
 
   try {
     Tool tool;
     tool.createInstance();
     tool.pickDevice(device_index);
     if (!tool.createDevice()) return 1;
+    if (device_tuning) {
+      TuningConfig t = detail::defaultTuning(tool.facts.vendor_id);
+      if (pairs_keys) t.large_tile_pairs_keys_per_thread = pairs_keys, t.large_tile_pairs_workgroup_size = pairs_threads;
+      if (pairs_loop < 2) t.large_tile_pairs_loop = pairs_loop;
+      tunings.insert(tunings.begin(), t);
+    }
     tool.reportRadix(tunings);
     tool.reportMaterials();
     tool.reportTiles();
