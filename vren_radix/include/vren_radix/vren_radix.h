@@ -56,9 +56,10 @@ struct TuningConfig {
   // large tiles win on many keys, small ones keep small sorts spread over the GPU; values take
   // registers, so pairs may want another shape. SorterProperties::lookback_tile_size,
   // large_tile_size and large_tile_pairs_size tell the tiles after clamping to the device's
-  // shared memory: an even keys per thread is kept where the tile fits staged in two halves,
-  // else keys per thread shrink until it fits whole (u64 keys, twice the bytes: on NVIDIA's 48
-  // KiB both default large tiles become 512 x 8). At most 2^30 - 1 keys take the
+  // shared memory: an even keys per thread is kept where the tile's keys fit staged in two
+  // halves, else keys per thread shrink until they fit whole (u64 keys, twice the bytes: on
+  // NVIDIA's 48 KiB both default large tiles become 512 x 8); keys with values stage in as many
+  // parts as they need. At most 2^30 - 1 keys take the
   // look-back; lookback_max_count 0 turns it off.
   uint32_t lookback_max_count = 1u << 20;
   uint32_t lookback_keys_per_thread = 8;
