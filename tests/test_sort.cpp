@@ -182,8 +182,8 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
                                doctest::test_suite("subgroup")) {
   // Look-back tiles of an even count of keys per thread that the shared memory cannot stage whole
   // beside even packed rank counters keep their keys in registers until the stores, which stage
-  // them in two halves (radix_onesweep.comp's STAGE_PARTS). On 32 KiB (lavapipe) at 4, 8 and 16
-  // lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys. These tiles rank with the OR matcher
+  // them in two halves (radix_onesweep.comp's STAGE_PARTS), keys with values in more parts. On
+  // 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys. These tiles rank with the OR matcher
   // (radix_tile_rank.glsl), whose words the subgroups share below 32 lanes. Lavapipe runs a
   // workgroup's subgroups one after another between barriers, so no two of them ever hold bits of
   // one word at once here: the sharing (its masks, atomic read and atomic clear) is checked by
@@ -745,9 +745,8 @@ TEST_CASE_FIXTURE(GpuTest, "large tiles on workgroups that loop over them" * doc
   wide.large_tile_slots = 100000;
   checkSort(contextWithTuning(wide), makeKeys(5000, Distribution::kUniform, rng()), true, {}, "uniform, 100000 slots");
 
-  // Tiles staged in halves (the test above): the next keys load after the second half is
-  // staged, or with values after the values' second half. Large tiles from 0 keys: 6 tiles on 2
-  // workgroups.
+  // Tiles staged in parts (the test above): the next tile's keys, and values, load once the last
+  // part is staged. Large tiles from 0 keys: 6 tiles on 2 workgroups.
   TuningConfig h = tilesInHalves();
   h.large_tile_min_count = 0;
   h.large_tile_workgroup_size = h.large_tile_pairs_workgroup_size = h.lookback_workgroup_size;
