@@ -34,10 +34,11 @@
 // the look-back, 0.9 the stores, then 0.34 before the SM starts the next tile. Each SM runs one
 // tile at a time: nothing overlaps these steps (CUB runs two 384-thread workgroups per SM).
 //
-// Shared memory (bytes), T = WORKGROUP_SIZE * KEYS_PER_THREAD, S = MAX_SUBGROUPS, W = key words:
-//   s_stage       4 (W + V) T / P  the tile in bin order, a part's keys then its values (V = 1
-//                                with values), in P = STAGE_PARTS parts (with P > 1, first the
-//                                OR matcher's words where they fit)
+// Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
+//   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1
+//                                with values), in P = STAGE_PARTS parts of R = ceil(KEYS_PER_THREAD
+//                                / P) rounds (with P > 1, first the OR matcher's words where they
+//                                fit)
 //   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin, counts, then the
 //                                next slot in the tile (half with RANK_PACKED); and s_bin_start
 //                                4 BINS, where each bin starts in the tile
@@ -196,7 +197,8 @@ void main() {
   uint digit_base[BINS_PER_THREAD];
   if (LOOP_TILES) scan_digit_totals(digit_total, digit_base);
 
-  // 1. Load. Later tiles' keys are loaded during the previous tile's stores (step 6).
+  // 1. Load. Later tiles' keys and values are loaded during the previous tile's work: after its
+  //    ranking where it is staged as ranked, else during its last part's stores (step 6).
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
   load_tile(keys_in, values_in, index_values, tile, count, keys, values);

@@ -460,7 +460,7 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
                     shape.workgroup_size,
                     shape.keys_per_thread,
                     std::max(1u, shape.workgroup_size / std::max(1u, limits.min_subgroup_size)),
-                    with_values ? 2u : 1u,  // values move with the keys, through the keys' shared memory
+                    with_values ? 2u : 1u,  // values move with the keys, staged beside them
                     shape.digit_bits};
   // Volatile loads on NVIDIA's driver, where they are honoured and faster (see the shader).
   spec.poll_atomic = detail::pollsWithAtomics(limits.driver_id);

@@ -25,7 +25,7 @@ constexpr TuningConfig nvidiaTuning() {
   // The look-back at every count: 2^26 keys / pairs 2.84 / 3.70 against 2.94 / 4.08 for the
   // 4-bit passes; 2^22 0.220 / 0.293 against 0.259 / 0.338.
   t.lookback_max_count = 0xFFFFFFFFu;
-  // Large tiles, both staged in halves, which rank with the OR matcher
+  // Large tiles, staged in parts (keys in halves, pairs in thirds), which rank with the OR matcher
   // (radix_tile_rank.glsl). 2^22 / 2^23 (8294400) / 2^24 / 2^26, ms, one session (2026-11-27).
   // Keys alone: 512x26, 16 subgroups on a 13312-key tile (127 registers, one workgroup per SM):
   // 0.189 / 0.310 / 0.585 / 2.14 (ballots: 0.209 / 0.344 / 0.654 / 2.39); 512x24 0.184 / 0.327 /
@@ -197,6 +197,15 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   // shared memory even packed, then fewer keys per thread.
   while (threads > step && 2 * onesweepSubgroups(threads, limits) * 256 > limits.max_shared_memory / 2)
     threads -= step;
+  // Where values move too (small tiles serve both), a round of keys and values must fit one part.
+  auto pairs_fit = [&] {
+    return onesweepSharedBytes(threads, 1, onesweepSubgroups(threads, limits), key_words + 1, true, 1) <=
+           limits.max_shared_memory;
+  };
+  const bool with_pairs = tile != LookbackTile::kLargeKeys;
+  while (with_pairs && threads > step && !pairs_fit()) threads -= step;
+  // Slots in a tile stay below 2^15 (radix_onesweep.comp keeps two in a word).
+  keys = std::max(1u, std::min(keys, kMaxTileSize / threads));
   auto fits = [&](uint32_t k, uint32_t parts) {
     return onesweepSharedBytes(threads, k, onesweepSubgroups(threads, limits), key_words, true, parts) <=
            limits.max_shared_memory;
@@ -205,15 +214,13 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   // fewer keys, staged whole.
   if (keys % 2 != 0 || !fits(keys, 2))
     while (keys > 1 && !fits(keys, 1)) --keys;
-  // Slots in a tile stay below 2^15 (radix_onesweep.comp keeps two in a word).
-  while (keys > 1 && threads * keys > kMaxTileSize) --keys;
   wide.workgroup_size = threads;
   wide.keys_per_thread = keys;
   // llvmpipe ends a shader invocation's loops after 65535 iterations in all, and counts the
   // polls of a SIMD vector's lanes together: at 1024 polls, the rounds of counting missing tiles
   // (at most lookbackMaxTiles()) and the other loops stay below that.
   if (limits.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) wide.lookback_poll_budget = std::min(wide.lookback_poll_budget, 1024u);
-  if (!fits(keys, onesweepStageParts(wide, limits, key_words, false)) ||
+  if (!fits(keys, onesweepStageParts(wide, limits, key_words, false)) || (with_pairs && !pairs_fit()) ||
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
     wide.lookback_max_count = 0;
   return wide;

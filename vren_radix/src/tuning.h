@@ -56,7 +56,7 @@ uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, 
 // so, which keeps every key in registers until the stores; lookbackTuning keeps the keys asked
 // for when halves hold them, else it takes fewer keys, staged whole. With values, each slot
 // stages its key and value together: the fewest parts that fit (a 512 x 24 tile of u32 pairs
-// in 4 parts where keys alone take 2).
+// in 3 parts of 8 rounds on 48 KiB, where keys alone take 2).
 uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
 // Whether a look-back tile of this shape packs its rank counters: only where unpacked ones do not
 // fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
