@@ -44,6 +44,7 @@ VKAPI_ATTR void VKAPI_CALL fakeProperties2(VkPhysicalDevice device, VkPhysicalDe
   if (g_fake.groups_x) limits.maxComputeWorkGroupCount[0] = g_fake.groups_x;
   if (g_fake.groups_y) limits.maxComputeWorkGroupCount[1] = g_fake.groups_y;
   if (g_fake.vendor_id) properties->properties.vendorID = g_fake.vendor_id;
+  if (g_fake.max_shared_memory) limits.maxComputeSharedMemorySize = g_fake.max_shared_memory;
   if (g_fake.max_invocations) {
     limits.maxComputeWorkGroupInvocations = g_fake.max_invocations;
     limits.maxComputeWorkGroupSize[0] = std::min(limits.maxComputeWorkGroupSize[0], g_fake.max_invocations);

@@ -54,6 +54,7 @@ struct FakeLimits {
   uint32_t vendor_id = 0;        // 0: the device's own
   uint32_t max_invocations = 0;  // workgroup size; 0: the device's own
   VkDriverId driver_id = {};     // 0: the device's own
+  uint32_t max_shared_memory = 0;  // compute shared memory in bytes; 0: the device's own
 };
 
 // Destroys the sorter and checks that no never-compiled pipeline outlives it.

@@ -163,6 +163,36 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: the look-back's tile bound, on lavapipe
   }
 }
 
+TEST_CASE_FIXTURE(GpuTest, "reliability: look-back tiles fit a small shared memory, with values too" *
+                               doctest::test_suite("host")) {
+  // radix_onesweep.comp's shared memory on a tile of G threads, one key each (staged whole):
+  // packed rank counters (2 bytes per subgroup and bin), four arrays of 256 bins, two flags, the
+  // workgroup scan and the skip flag, and a round of G slots of keys, with values a round of
+  // keys and values. The small look-back tile serves keys alone and with values: both must fit.
+  // At 16 lanes, 13 KiB leaves 13 subgroups of counters (208 threads), too many for a round of
+  // u64 keys with values (13316 bytes): 192 threads.
+  TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
+  tuning.lookback_max_count = 1u << 20;
+  tuning.lookback_workgroup_size = 448;
+  tuning.lookback_keys_per_thread = 1;
+  tuning.large_tile_min_count = 0xFFFFFFFFu;
+  tuning.block_max_count = 0;
+  for (uint32_t shared : {13312u, 16384u, 24576u}) {
+    FakeLimits limits;
+    limits.max_shared_memory = shared;
+    SorterPtr sorter = fakeSorter(limits, &tuning);
+    const SorterProperties p = getSorterProperties(sorter.get());
+    for (uint32_t key_words : {1u, 2u}) {
+      INFO(shared << " bytes, " << key_words << "-word keys, " << p.subgroup_size << " lanes");
+      const uint32_t threads = key_words == 1 ? p.lookback_tile_size : p.lookback_tile_size_u64;
+      REQUIRE(threads >= p.subgroup_size);
+      const uint32_t subgroups = threads / p.subgroup_size;
+      const uint32_t fixed = 2 * subgroups * 256 + 16 * 256 + 8 + 4 * (subgroups + 1) + 4;
+      CHECK(4 * threads * (key_words + 1) + fixed <= shared);
+    }
+  }
+}
+
 TEST_CASE_FIXTURE(GpuTest, "reliability: digit widths other than 4 and 8 are rounded to one of them" *
                                doctest::test_suite("host")) {
   for (uint32_t asked : {0u, 1u, 3u, 4u, 5u, 7u, 8u, 9u, 16u, 32u, 0xFFFFFFFFu}) {
