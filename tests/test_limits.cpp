@@ -164,13 +164,13 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: the look-back's tile bound, on lavapipe
 }
 
 TEST_CASE_FIXTURE(GpuTest, "reliability: look-back tiles fit a small shared memory, with values too" *
-                               doctest::test_suite("host")) {
+                               doctest::test_suite("subgroup")) {
   // radix_onesweep.comp's shared memory on a tile of G threads, one key each (staged whole):
   // packed rank counters (2 bytes per subgroup and bin), four arrays of 256 bins, two flags, the
   // workgroup scan and the skip flag, and a round of G slots of keys, with values a round of
   // keys and values. The small look-back tile serves keys alone and with values: both must fit.
-  // At 16 lanes, 13 KiB leaves 13 subgroups of counters (208 threads), too many for a round of
-  // u64 keys with values (13316 bytes): 192 threads.
+  // The subgroups decide the counters: at 16 lanes, 13 KiB leaves 13 subgroups of counters (208
+  // threads), too many for a round of u64 keys with values (13316 bytes): 192 threads.
   TuningConfig tuning = getSorterProperties(context().sorter()).tuning;
   tuning.lookback_max_count = 1u << 20;
   tuning.lookback_workgroup_size = 448;
