@@ -101,13 +101,15 @@ const uint UNITS_PER_THREAD = (RANK_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGr
 shared uint s_bin_destination[BINS];
 shared bool s_skipped;  // every key has the same digit
 
-void stage_key(uint slot, Key key) {
+// A slot's key and, with values, its value (after the part's keys).
+void stage(uint slot, Key key, uint value) {
 #ifdef VREN_RADIX_KEY64
   s_stage[2u * slot] = key.x;
   s_stage[2u * slot + 1u] = key.y;
 #else
   s_stage[slot] = key;
 #endif
+  if (WITH_VALUES) s_stage[PART_SIZE * KEY_WORDS + slot] = value;
 }
 Key staged_key(uint slot) {
 #ifdef VREN_RADIX_KEY64
@@ -116,7 +118,6 @@ Key staged_key(uint slot) {
   return s_stage[slot];
 #endif
 }
-void stage_value(uint slot, uint value) { s_stage[PART_SIZE * KEY_WORDS + slot] = value; }
 uint staged_value(uint slot) { return s_stage[PART_SIZE * KEY_WORDS + slot]; }
 
 // The tile slot of this thread's key of round i as loaded: subgroup s holds the contiguous
@@ -259,10 +260,7 @@ void main() {
       const uint rank = rank_key(bin, valid);
       if ((i & 1u) == 0u) ranks[i / 2u] = rank;
       else ranks[i / 2u] |= rank << 16u;
-      if (STAGE_PARTS == 1u && valid) {
-        stage_key(rank, keys[i]);
-        if (WITH_VALUES) stage_value(rank, values[i]);
-      }
+      if (STAGE_PARTS == 1u && valid) stage(rank, keys[i], values[i]);
       // The next round's leader may be another lane: its atomic must follow this one, which the
       // memory model promises only through a barrier (on an H200 it cost nothing measurable:
       // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
@@ -293,13 +291,10 @@ void main() {
         [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
           const bool valid = loaded_slot(i) < tile_keys;
           const uint at = ranked_slot(ranks, i) - part_begin;
-          if (valid && at < PART_SIZE) {
-            stage_key(at, keys[i]);
-            if (WITH_VALUES) stage_value(at, values[i]);
-          }
+          if (valid && at < PART_SIZE) stage(at, keys[i], values[i]);
         }
         barrier();  // the part staged
-        // Every key staged: the next tile's keys load during this part's stores.
+        // Every key and value staged: the next tile's load during this part's stores.
         if (LOOP_TILES && part + 1u == STAGE_PARTS && next < tiles)
           load_tile(keys_in, values_in, index_values, next, count, keys, values);
       }

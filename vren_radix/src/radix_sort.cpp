@@ -292,9 +292,9 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
       const uint32_t key_words = row.shape == SegmentShape::kSweepU32 ? 1 : 2;
       TuningConfig t = keys.lookback.tiles[0].tuning;
       if (keys.lookback.max_count == 0) return {row.code, row.code_size, 0, 0, 0, 0, 0};
-      // The onesweep pass's tile and ranking, its own SPIR-V, which stages tiles whole: half the
-      // keys of a tile the onesweep stages in halves.
-      if (onesweepStageParts(t, limits, key_words, false) == 2) t.keys_per_thread /= 2;
+      // The onesweep pass's tile and ranking, its own SPIR-V, which stages tiles whole: a part's
+      // keys of a tile the onesweep stages in parts.
+      t.keys_per_thread = divCeil(t.keys_per_thread, onesweepStageParts(t, limits, key_words, false));
       PipelineSpec sweep = detail::onesweepSpec(t, limits, key_words, false);
       sweep.code = row.code;
       sweep.code_size = row.code_size;

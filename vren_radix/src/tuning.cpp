@@ -157,7 +157,6 @@ uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits
     return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, slot_words, true, parts) <=
            limits.max_shared_memory;
   };
-  if (!with_values) return !fits(1) && shape.keys_per_thread % 2 == 0 && fits(2) ? 2 : 1;
   uint32_t parts = 1;
   while (parts < shape.keys_per_thread && !fits(parts)) ++parts;
   return parts;

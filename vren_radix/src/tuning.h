@@ -51,12 +51,11 @@ constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 // slot_words words a slot (key words, and one for a value).
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
                              uint32_t slot_words, bool packed, uint32_t stage_parts = 1);
-// In how many parts a look-back tile of this shape is staged for its stores. Keys alone: whole
-// (1) where it fits with packed counters, else in halves (2) where an even keys_per_thread fits
-// so, which keeps every key in registers until the stores; lookbackTuning keeps the keys asked
-// for when halves hold them, else it takes fewer keys, staged whole. With values, each slot
-// stages its key and value together: the fewest parts that fit (a 512 x 24 tile of u32 pairs
-// in 3 parts of 8 rounds on 48 KiB, where keys alone take 2).
+// In how many parts a look-back tile of this shape is staged for its stores: the fewest that fit
+// with packed counters (more than one keeps every key in registers until the stores), each slot
+// with its key and, with values, its value (a 512 x 24 tile of u32 pairs in 3 parts of 8 rounds
+// on 48 KiB, keys alone in 2). lookbackTuning keeps the keys asked for where halves hold them
+// alone, else it takes fewer keys, staged whole.
 uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
 // Whether a look-back tile of this shape packs its rank counters: only where unpacked ones do not
 // fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
