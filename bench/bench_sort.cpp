@@ -355,6 +355,7 @@ struct Flags {
   bool large_pairs_set = false;  // --large-pairs-tile
   uint32_t large_pairs_keys_per_thread = 0, large_pairs_workgroup_size = 0;
   int large_tile_loop = -1, large_pairs_loop = -1;  // --large-tile-loop, --large-pairs-loop; -1: the tuning's
+  uint32_t large_tile_slots = 0;                     // --large-tile-slots; 0: the tuning's
 };
 
 // COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile, or with `count` null
@@ -429,6 +430,13 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
         return false;
       }
       (key == "--large-tile-loop" ? flags->large_tile_loop : flags->large_pairs_loop) = value == "1";
+    } else if (key == "--large-tile-slots") {
+      uint64_t slots = 0;
+      if (!vren::radix::cli::parseUint(value, 1u << 16, &slots) || slots == 0) {
+        *error = "--large-tile-slots takes how many large tiles run at once, as in --large-tile-slots=264.";
+        return false;
+      }
+      flags->large_tile_slots = static_cast<uint32_t>(slots);
     } else {
       argv[kept++] = argv[i];
     }
@@ -601,7 +609,8 @@ constexpr const char* kFlagsHelp =
     "                    keys (on top of the device's tuning, or of --tuning); a K given is the only shape\n"
     "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort), the only one\n"
     "  --large-tile-loop=0|1, --large-pairs-loop=0|1 large tiles of keys alone, or with values, on a\n"
-    "                    workgroup each (0) or on workgroups that loop over them (1)\n\n";
+    "                    workgroup each (0) or on workgroups that loop over them (1)\n"
+    "  --large-tile-slots=N large tiles that run at once (the looping workgroups; default: one per SM)\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -632,12 +641,14 @@ int main(int argc, char** argv) {
   if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
   const bool large_flags =
-      flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 || flags.large_pairs_loop >= 0;
+      flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 || flags.large_pairs_loop >= 0 ||
+      flags.large_tile_slots > 0;
   if (ctx && large_flags) {  // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
     if (flags.large_tile_loop >= 0) flags.tuning.large_tile_loop = static_cast<uint32_t>(flags.large_tile_loop);
     if (flags.large_pairs_loop >= 0) flags.tuning.large_tile_pairs_loop = static_cast<uint32_t>(flags.large_pairs_loop);
     if (flags.large_tile_set) flags.tuning.large_tile_min_count = flags.large_tile_min_count;
+    if (flags.large_tile_slots) flags.tuning.large_tile_slots = flags.large_tile_slots;
     // A keys per thread given pins that one shape.
     if (flags.large_tile_keys_per_thread) {
       flags.tuning.large_tile_keys_per_thread = flags.large_tile_keys_per_thread;

@@ -11,9 +11,9 @@
 //                     look-back on tiles of the same shape; repeatable. Default: the device's own
 //                     tuning (its large tiles included), then 256x4x4 256x8x8 256x4x8, each with
 //                     the default look-back tiles.
-//   --large-pairs-tile=KxW, --large-pairs-loop=0|1  the device's tuning with the large tiles of
-//                     keys and values at K keys x W threads, on a workgroup each (0) or on
-//                     workgroups that loop over them (1), as vren_radix_bench takes them.
+//   --large-tile=KxW, --large-pairs-tile=KxW, --large-pairs-loop=0|1  the device's tuning with
+//                     the large tiles of keys alone, or of keys and values, at K keys x W threads,
+//                     the latter on a workgroup each (0) or on workgroups that loop over them (1).
 //
 // Names give each pipeline's shape: radix passes and the scan W x K x D, the material fast path
 // workgroup x rounds x materials, the tile packer its workgroup.
@@ -370,6 +370,7 @@ int main(int argc, char** argv) {
   int device_index = -1;
   std::vector<TuningConfig> tunings;
   unsigned pairs_keys = 0, pairs_threads = 0, pairs_loop = 2;  // 2: the tuning's loop
+  unsigned large_keys = 0, large_threads = 0;
   char extra = 0;
   for (int i = 1; i < argc; ++i) {
     TuningConfig t;
@@ -377,6 +378,8 @@ int main(int argc, char** argv) {
       device_index = std::atoi(argv[i] + 9);
     } else if (std::strncmp(argv[i], "--tuning=", 9) == 0 && parseTuning(argv[i] + 9, &t)) {
       tunings.push_back(t);
+    } else if (std::sscanf(argv[i], "--large-tile=%ux%u%c", &large_keys, &large_threads, &extra) == 2 &&
+               large_keys > 0 && large_keys <= 64 && large_threads > 0 && large_threads <= 1024) {
     } else if (std::sscanf(argv[i], "--large-pairs-tile=%ux%u%c", &pairs_keys, &pairs_threads, &extra) == 2 &&
                pairs_keys > 0 && pairs_keys <= 64 && pairs_threads > 0 && pairs_threads <= 1024) {
     } else if (std::sscanf(argv[i], "--large-pairs-loop=%u%c", &pairs_loop, &extra) == 1 && pairs_loop < 2) {
@@ -384,7 +387,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "Cannot read the argument '%s'.\nUsage: vren_radix_pipeline_stats [--device=N] [--tuning=WxK[xD]]... "
-          "[--large-pairs-tile=KxW] [--large-pairs-loop=0|1]\n",
+          "[--large-tile=KxW] [--large-pairs-tile=KxW] [--large-pairs-loop=0|1]\n",
           argv[i]);
       return 2;
     }
@@ -400,6 +403,7 @@ int main(int argc, char** argv) {
     if (device_tuning) {
       TuningConfig t = detail::defaultTuning(tool.facts.vendor_id);
       if (pairs_keys) t.large_tile_pairs_keys_per_thread = pairs_keys, t.large_tile_pairs_workgroup_size = pairs_threads;
+      if (large_keys) t.large_tile_keys_per_thread = large_keys, t.large_tile_workgroup_size = large_threads;
       if (pairs_loop < 2) t.large_tile_pairs_loop = pairs_loop;
       tunings.insert(tunings.begin(), t);
     }
