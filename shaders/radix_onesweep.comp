@@ -139,10 +139,15 @@ void clear_next_words(uint set, uint tile) {
   for (uint b = gl_LocalInvocationIndex; b < BINS; b += gl_WorkGroupSize.x) pc.internal.data[lookback_at(set ^ 1u, tile, b)] = 0u;
 }
 
-// Slots in the tile (below 2^15: kMaxTileSize) of this thread's keys as ranked, two a word, and
-// key i's of them (junk where key i is past the tile's last).
-const uint RANK_WORDS = (KEYS_PER_THREAD + 1u) / 2u;
-uint ranked_slot(uint ranks[RANK_WORDS], uint i) { return (ranks[i / 2u] >> (16u * (i & 1u))) & 0xFFFFu; }
+// Slots in the tile (below 2^15: kMaxTileSize) of this thread's keys as ranked, and key i's of
+// them (junk where key i is past the tile's last). With values, two a word: the values' registers
+// leave too few for a word each (512 x 24 pairs: 128 registers, no spill). Keys alone keep a word
+// each: packed, 512 x 26 keys took 0.541 / 1.96 ms at 2^24 / 2^26 against 0.512 / 1.85 (H200).
+const uint SLOTS_PER_WORD = WITH_VALUES ? 2u : 1u;
+const uint RANK_WORDS = (KEYS_PER_THREAD + SLOTS_PER_WORD - 1u) / SLOTS_PER_WORD;
+uint ranked_slot(uint ranks[RANK_WORDS], uint i) {
+  return SLOTS_PER_WORD == 1u ? ranks[i] : (ranks[i / 2u] >> (16u * (i & 1u))) & 0xFFFFu;
+}
 
 // This thread's keys of `tile` as loaded (loaded_slot), NO_KEY past the last key, and with
 // values theirs (or with index_values their indices).
@@ -247,7 +252,7 @@ void main() {
 
     // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
     //    input order, so the slots are stable. A key's registers are free after its round.
-    uint ranks[RANK_WORDS];  // the slots, for the stores in parts: two a word (ranked_slot)
+    uint ranks[RANK_WORDS];  // the slots, for the stores in parts (ranked_slot)
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const bool valid = loaded_slot(i) < tile_keys;
       uint bin = bin_of(keys[i]);
@@ -256,9 +261,9 @@ void main() {
       // matcher's barriers order the rounds already (and without the dependency 512 x 26 sorts
       // 2^26 keys in 2.14 ms against 2.17).
       // (Bit 31 of a word of slots is 0: slots stay below 2^15.)
-      if (i > 0u) bin ^= rank_matching_or() ? 0u : ranks[(i - 1u) / 2u] >> 31u;
+      if (i > 0u) bin ^= rank_matching_or() ? 0u : ranks[(i - 1u) / SLOTS_PER_WORD] >> 31u;
       const uint rank = rank_key(bin, valid);
-      if ((i & 1u) == 0u) ranks[i / 2u] = rank;
+      if (i % SLOTS_PER_WORD == 0u) ranks[i / SLOTS_PER_WORD] = rank;
       else ranks[i / 2u] |= rank << 16u;
       if (STAGE_PARTS == 1u && valid) stage(rank, keys[i], values[i]);
       // The next round's leader may be another lane: its atomic must follow this one, which the
