@@ -26,7 +26,8 @@
 // an H200 (ballot ranking), 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms,
 // 768 x 10 (24 subgroups, packed counters, staged whole) 2.78, 384 x 20 (12) 2.87, and 512 x 10
 // (57 registers, a smaller tile) 3.27. Smaller workgroups whose registers would let two or three
-// share an SM lose: 256 x 26 (122 registers) 3.40, 384 x 16 (79) 3.13, 256 x 16 (75) 4.06. Tiles staged in halves rank with the OR matcher (radix_tile_rank.glsl).
+// share an SM lose: 256 x 26 (122 registers) 3.40, 384 x 16 (79) 3.13, 256 x 16 (75) 4.06.
+// Tiles staged in halves rank with the OR matcher (radix_tile_rank.glsl).
 // Where a tile's time goes (shader clocks of thread 0 after each step, H200, 2^26, workgroups
 // looping over the tiles), us per tile, keys alone at 512 x 26 / pairs at 512 x 24: clearing
 // 0.44 / 0.47, waiting for the loads and counting 1.02 / 1.74, publishing the counts and placing
@@ -34,8 +35,8 @@
 // 3.70 / 6.90, in all 11.6 / 15.9. A workgroup per tile adds 4.8 us a tile of launch and first
 // loads (pairs). Each SM runs one tile at a time, so its memory idles while it ranks (CUB runs
 // two 384-thread workgroups per SM): the driver does not keep two workgroups of this shader on
-// every SM, even at 256 threads, 71 registers and 24.6 KiB (264 looping workgroups take 20-100x
-// as long as 132).
+// every SM, even at 256 threads, 71 registers and 24.6 KiB (264 looping workgroups of 256
+// threads collapse: at 83 registers and 28 KiB they take 36-60x as long as 132).
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1
