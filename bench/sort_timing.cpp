@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "gpu_timing.h"
+#include "radix_shared.h"
 
 namespace vren::radix::bench {
 namespace {
@@ -19,6 +20,13 @@ namespace {
 // 2^17 keys warm up for less).
 constexpr double kWarmupMs = 500;
 constexpr double kMaxWarmupSorts = 2000;
+
+// A profiling build's (VREN_RADIX_SHADER_CLOCKS) clock words of the internal buffer's state block.
+#ifdef VREN_RADIX_SHADER_CLOCKS
+constexpr VkDeviceSize kClockBytes = 4 * (VREN_RADIX_CLOCK_STEPS + 1);
+#else
+constexpr VkDeviceSize kClockBytes = 0;
+#endif
 
 // One input on the device, sorted again and again: the sort's buffers, a pristine copy of the
 // input that every sort starts from, and the timestamps. Freed with it.
@@ -44,11 +52,14 @@ class RepeatedSort {
   bool sort(uint32_t warmup, uint32_t repetitions, bool every_dispatch, bool read_back,
             std::vector<std::vector<double>>* times, std::string* error);
 
-  // The output sort(read_back) left in staging.
-  void output(std::span<uint32_t> key_words, std::span<uint32_t> value_span) const {
+  // The output sort(read_back) left in staging, and in a profiling build its clock words.
+  void output(std::span<uint32_t> key_words, std::span<uint32_t> value_span, std::vector<uint32_t>* clocks) const {
     const char* staged = static_cast<const char*>(staging_.mapped);
     if (key_bytes_) std::memcpy(key_words.data(), staged, key_bytes_);
     if (value_bytes_) std::memcpy(value_span.data(), staged + key_bytes_, value_bytes_);
+    if (!clocks) return;
+    clocks->assign(kClockBytes / 4, 0);
+    if (kClockBytes) std::memcpy(clocks->data(), staged + key_bytes_ + value_bytes_, kClockBytes);
   }
 
   uint32_t count() const { return info_.count; }
@@ -79,7 +90,7 @@ bool RepeatedSort::upload(std::span<const uint32_t> key_words, std::span<const u
             ctx_.createBuffer(key_bytes_, 0, false, &pristine_keys_, error) &&
             ctx_.createBuffer(req.internal_size, req.internal_usage, false, &internal_, error) &&
             ctx_.createBuffer(4, req.usage, false, &gpu_count_, error) &&
-            ctx_.createBuffer(key_bytes_ + value_bytes_, 0, true, &staging_, error);
+            ctx_.createBuffer(key_bytes_ + value_bytes_ + kClockBytes, 0, true, &staging_, error);
   if (ok && with_values)
     ok = ctx_.createBuffer(value_bytes_, req.usage, false, &values_, error) &&
          ctx_.createBuffer(value_bytes_, req.usage, false, &values_temp_, error) &&
@@ -149,6 +160,9 @@ bool RepeatedSort::sort(uint32_t warmup, uint32_t repetitions, bool every_dispat
                         VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
         ctx_.cmdCopy(cmd, result.keys.buffer, 0, staging_.buffer, 0, key_bytes_);
         ctx_.cmdCopy(cmd, result.values.buffer, 0, staging_.buffer, key_bytes_, value_bytes_);
+        if (kClockBytes)
+          ctx_.cmdCopy(cmd, internal_.buffer, 4 * VREN_RADIX_STATE_CLOCKS, staging_.buffer, key_bytes_ + value_bytes_,
+                       kClockBytes);
         ctx_.cmdBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                         VK_ACCESS_HOST_READ_BIT);
       },
@@ -168,7 +182,7 @@ bool RepeatedSort::sort(uint32_t warmup, uint32_t repetitions, bool every_dispat
 
 bool timeRepeatedSorts(Context& ctx, std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                        int repetitions, bool every_dispatch, std::vector<std::vector<double>>* times,
-                       std::string* error) {
+                       std::vector<uint32_t>* clocks, std::string* error) {
   RepeatedSort sorts(ctx);
   if (!sorts.upload(keys, values, options, error)) return false;
   uint32_t warmup = 0;
@@ -180,7 +194,7 @@ bool timeRepeatedSorts(Context& ctx, std::span<uint32_t> keys, std::span<uint32_
   }
   if (!sorts.sort(warmup, static_cast<uint32_t>(std::max(1, repetitions)), every_dispatch, true, times, error))
     return false;
-  sorts.output(keys, values);
+  sorts.output(keys, values, clocks);
   return true;
 }
 
@@ -189,15 +203,16 @@ bool timeRepeatedSorts(Context& ctx, std::span<uint32_t> keys, std::span<uint32_
 bool timeSorts(Context& ctx, std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
                int repetitions, std::vector<double>* gpu_ms, std::string* error) {
   std::vector<std::vector<double>> times;
-  if (!timeRepeatedSorts(ctx, keys, values, options, repetitions, false, &times, error)) return false;
+  if (!timeRepeatedSorts(ctx, keys, values, options, repetitions, false, &times, nullptr, error)) return false;
   gpu_ms->clear();
   for (const auto& row : times) gpu_ms->push_back(row.front());
   return true;
 }
 
 bool profileSorts(Context& ctx, std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
-                  int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error) {
-  return timeRepeatedSorts(ctx, keys, values, options, repetitions, true, step_ms, error);
+                  int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error,
+                  std::vector<uint32_t>* clocks) {
+  return timeRepeatedSorts(ctx, keys, values, options, repetitions, true, step_ms, clocks, error);
 }
 
 }  // namespace vren::radix::bench

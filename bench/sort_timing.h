@@ -23,8 +23,10 @@ bool timeSorts(Context& ctx, std::span<uint32_t> keys, std::span<uint32_t> value
 
 // Like timeSorts, with a timestamp after every dispatch: step_ms receives, per repetition, the
 // whole sort's time, then 3 * passes durations (count, scan, scatter of pass 0, then pass 1,
-// ...).
+// ...). In a profiling build (VREN_RADIX_SHADER_CLOCKS) `clocks` receives the last sort's clock
+// words (radix_shared.h: VREN_RADIX_STATE_CLOCKS), elsewhere nothing.
 bool profileSorts(Context& ctx, std::span<uint32_t> keys, std::span<uint32_t> values, const SortOptions& options,
-                  int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error);
+                  int repetitions, std::vector<std::vector<double>>* step_ms, std::string* error,
+                  std::vector<uint32_t>* clocks = nullptr);
 
 }  // namespace vren::radix::bench

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -18,6 +19,7 @@
 #include "json.h"
 #include "tiles_command.h"
 #include "materials_command.h"
+#include "radix_shared.h"
 #include "sort_timing.h"
 #include "vren_radix/context.h"
 
@@ -467,9 +469,10 @@ int runDemo(int argc, char** argv) {
     }
     std::vector<double> gpu_ms;
     std::vector<std::vector<double>> steps;
+    std::vector<uint32_t> clocks;  // a profiling build's (VREN_RADIX_SHADER_CLOCKS)
     step(pairs ? "demo: sorting pairs on the GPU" : "demo: sorting keys on the GPU");
     if (profile) {
-      if (!vren::radix::bench::profileSorts(*ctx, keys, values, {}, kRepetitions, &steps, &error))
+      if (!vren::radix::bench::profileSorts(*ctx, keys, values, {}, kRepetitions, &steps, &error, &clocks))
         return failure(error);
       for (const auto& row : steps) gpu_ms.push_back(row.front());
     } else if (!vren::radix::bench::timeSorts(*ctx, keys, values, {}, kRepetitions, &gpu_ms, &error)) {
@@ -538,6 +541,15 @@ int runDemo(int argc, char** argv) {
     if (profile)
       std::printf("            profile: count %.3f ms, scan %.3f ms, scatter %.3f ms over %zu passes\n",
                   per_kind[0], per_kind[1], per_kind[2], passes);
+    if (!clocks.empty() && clocks.back() > 0) {  // cycles per tile of each onesweep step (units of 16)
+      static const char* const kClockSteps[] = {"start", "clear", "loads+count", "publish", "rank", "look-back",
+                                                "stage+store", "next tile"};
+      static_assert(std::size(kClockSteps) == VREN_RADIX_CLOCK_STEPS, "a name for each of radix_onesweep.comp's steps");
+      std::printf("            shader clocks, cycles per tile over %u tiles:", clocks.back());
+      for (size_t i = 0; i + 1 < clocks.size(); ++i)
+        std::printf(" %s %.0f", kClockSteps[i], 16.0 * clocks[i] / clocks.back());
+      std::printf("\n");
+    }
   }
   if (json) {
     std::printf("{\"version\": %s, \"device\": {\"name\": %s, \"type\": %s, \"driver\": %s, \"subgroup_size\": %u}, "

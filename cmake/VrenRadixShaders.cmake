@@ -16,10 +16,14 @@ function(vren_radix_spirv_header target src name symbol)
   file(MAKE_DIRECTORY "${out_dir}")
   set(spv "${out_dir}/${name}.spv")
   set(hdr "${out_dir}/${name}.h")
+  set(clock_flags)  # a profiling build's shaders read the clock
+  if(VREN_RADIX_SHADER_CLOCKS)
+    set(clock_flags -DVREN_RADIX_SHADER_CLOCKS)
+  endif()
   add_custom_command(
     OUTPUT "${hdr}"
     COMMAND "${GLSLANG_VALIDATOR}" --quiet --target-env vulkan1.2 -I${PROJECT_SOURCE_DIR}/shaders ${ARGN}
-            --depfile "${spv}.d" -o "${spv}" "${src}"
+            ${clock_flags} --depfile "${spv}.d" -o "${spv}" "${src}"
     COMMAND "${SPIRV_VAL}" --target-env vulkan1.2 "${spv}"
     COMMAND "${CMAKE_COMMAND}" -DINPUT=${spv} -DOUTPUT=${hdr} -DSYMBOL=${symbol}
             -P "${PROJECT_SOURCE_DIR}/cmake/EmbedSpirv.cmake"

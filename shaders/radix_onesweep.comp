@@ -28,7 +28,8 @@
 // (57 registers, a smaller tile) 3.27. Smaller workgroups whose registers would let two or three
 // share an SM lose: 256 x 26 (122 registers) 3.40, 384 x 16 (79) 3.13, 256 x 16 (75) 4.06.
 // Tiles staged in halves rank with the OR matcher (radix_tile_rank.glsl).
-// Where a tile's time goes (shader clocks of thread 0 after each step, H200, 2^26, workgroups
+// Where a tile's time goes (thread 0's clock after each CLOCK_ step below, in a build with
+// VREN_RADIX_SHADER_CLOCKS: `vren-radix demo --profile`; H200, 2^26, workgroups
 // looping over the tiles), us per tile, keys alone at 512 x 26 / pairs at 512 x 24: clearing
 // 0.44 / 0.47, waiting for the loads and counting 1.02 / 1.74, publishing the counts and placing
 // the subgroups 1.28 / 1.21, ranking 3.88 / 4.00, the look-back 0.99 / 1.33, staging and storing
@@ -53,6 +54,9 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#ifdef VREN_RADIX_SHADER_CLOCKS
+#extension GL_ARB_shader_clock : require
+#endif
 #include "radix_common.glsl"
 
 layout(local_size_x_id = VREN_RADIX_SPEC_WORKGROUP_SIZE) in;
@@ -104,6 +108,28 @@ const uint UNITS_PER_THREAD = (RANK_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGr
 
 shared uint s_bin_destination[BINS];
 shared bool s_skipped;  // every key has the same digit
+
+// Profiling builds (VREN_RADIX_SHADER_CLOCKS): thread 0's cycles per step (the CLOCK_ numbers
+// below), summed over the workgroup's tiles, then added to the state block (radix_shared.h).
+const uint CLOCK_START = 0u, CLOCK_CLEAR = 1u, CLOCK_COUNT = 2u, CLOCK_PUBLISH = 3u, CLOCK_RANK = 4u,
+           CLOCK_LOOKBACK = 5u, CLOCK_STORE = 6u, CLOCK_NEXT = 7u;
+#ifdef VREN_RADIX_SHADER_CLOCKS
+shared uint s_clocks[VREN_RADIX_CLOCK_STEPS + 1u];  // [step] cycles, then the tiles
+uint clock_last;
+void clock_step(uint step) {
+  const uint now = clock2x32ARB().x;
+  if (gl_LocalInvocationIndex == 0u) s_clocks[step] += now - clock_last;
+  clock_last = now;
+}
+void clock_flush() {
+  if (gl_LocalInvocationIndex == 0u)
+    for (uint k = 0u; k <= VREN_RADIX_CLOCK_STEPS; ++k)
+      atomicAdd(pc.internal.data[VREN_RADIX_STATE_CLOCKS + k], k < VREN_RADIX_CLOCK_STEPS ? s_clocks[k] >> 4u : s_clocks[k]);
+}
+#else
+void clock_step(uint step) {}
+void clock_flush() {}
+#endif
 
 // A slot's key and, with values, its value (after the part's keys).
 void stage(uint slot, Key key, uint value) {
@@ -184,6 +210,10 @@ void main() {
   const uint set = pc.pass & 1u;  // this pass's published words
 
   if (thread == 0u) s_skipped = false;
+#ifdef VREN_RADIX_SHADER_CLOCKS
+  if (thread == 0u) for (uint k = 0u; k <= VREN_RADIX_CLOCK_STEPS; ++k) s_clocks[k] = 0u;
+  clock_last = clock2x32ARB().x;
+#endif
   barrier();  // the flag cleared
   if ((pc.flags & VREN_RADIX_FLAG_NEVER_SKIP) == 0u) {
     [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
@@ -212,7 +242,11 @@ void main() {
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
   load_tile(keys_in, values_in, index_values, tile, count, keys, values);
+  clock_step(CLOCK_START);
   for (;;) {  // uniform: per tile
+#ifdef VREN_RADIX_SHADER_CLOCKS
+    if (thread == 0u) ++s_clocks[VREN_RADIX_CLOCK_STEPS];
+#endif
     const uint tile_begin = tile * TILE_SIZE;
     const uint tile_keys = min(TILE_SIZE, count - tile_begin);
     const uint next = tile + stride;
@@ -220,12 +254,14 @@ void main() {
     clear_next_words(set, tile);
     rank_clear();  // counters start at zero
     barrier();  // counters zeroed
+    clock_step(CLOCK_CLEAR);
 
     // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       if (loaded_slot(i) < tile_keys) rank_count(bin_of(keys[i]));
     }
     barrier();  // the subgroups' counts complete
+    clock_step(CLOCK_COUNT);
 
     // 3. Per bin: the tile's count, published at once so that later tiles rarely wait for it;
     //    each subgroup's start inside the bin; the bin's start in the tile (a scan over the
@@ -253,6 +289,7 @@ void main() {
       if (unit < RANK_UNITS) tile_start = rank_place_unit(unit, unit_counts[j], tile_start);
     }
     barrier();  // every subgroup's starts final
+    clock_step(CLOCK_PUBLISH);
 
     // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
     //    input order, so the slots are stable. A key's registers are free after its round.
@@ -276,6 +313,7 @@ void main() {
       subgroupMemoryBarrierShared();
       subgroupBarrier();
     }
+    clock_step(CLOCK_RANK);
     // Staged as ranked, the keys' (and values') registers are free: the next tile's load now.
     if (LOOP_TILES && STAGE_PARTS == 1u && next < tiles) load_tile(keys_in, values_in, index_values, next, count, keys, values);
 
@@ -289,6 +327,7 @@ void main() {
       if (bin < BINS) s_bin_destination[bin] = digit_base[j] + earlier[j] - s_bin_start[bin];
     }
     barrier();  // the tile in bin order, destinations visible to every thread
+    clock_step(CLOCK_LOOKBACK);
 
     // 6. Out in slot order: consecutive threads store consecutive keys of a bin, each with its
     //    value. With STAGE_PARTS > 1 the tile passes through shared memory in parts (slots
@@ -317,8 +356,13 @@ void main() {
         }
       }
     }
-    if (!LOOP_TILES || next >= tiles) return;  // uniform
+    clock_step(CLOCK_STORE);
+    if (!LOOP_TILES || next >= tiles) {  // uniform
+      clock_flush();
+      return;
+    }
     tile = next;
     barrier();  // this tile's shared memory read out before the next one's clears it
+    clock_step(CLOCK_NEXT);
   }
 }

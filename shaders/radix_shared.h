@@ -31,6 +31,10 @@
 #define VREN_RADIX_STATE_TILE_GRID 2   // VkDispatchIndirectCommand {x, y, 1} covering the tiles
 #define VREN_RADIX_STATE_COUNT_GRID 5  // the same covering the count workgroups
 #define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
+// Profiling builds (VREN_RADIX_SHADER_CLOCKS): [step] the cycles of each of radix_onesweep.comp's
+// steps in units of 16, summed over the sort's tiles (thread 0's clock), then the tile count.
+#define VREN_RADIX_STATE_CLOCKS 32
+#define VREN_RADIX_CLOCK_STEPS 8
 #define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
 // Sorts with the look-back (8-bit digits) use the words after the state block otherwise:
@@ -163,8 +167,10 @@ struct PassConstants {
   uint32_t max_length;
   uint32_t wait_groups;  // top-k: the most workgroups of the settle phase (VREN_RADIX_TOPK_PHASE_SETTLE)
 };
-static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_TOTALS,
-              "the parity of every pass and of the result fit before the totals");
+static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_CLOCKS,
+              "the parity of every pass and of the result fit before the clocks");
+static_assert(VREN_RADIX_STATE_CLOCKS + VREN_RADIX_CLOCK_STEPS + 1 <= VREN_RADIX_STATE_TOTALS,
+              "the clocks fit before the totals");
 static_assert(sizeof(PassConstants) == 120, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, segments) == 96, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");

@@ -12,6 +12,9 @@
 #include "checked_sorts.h"
 #include "gpu_test.h"
 #include "sort_timing.h"
+#ifdef VREN_RADIX_SHADER_CLOCKS
+#include "radix_shared.h"
+#endif
 
 namespace vren::radix::test {
 namespace {
@@ -527,6 +530,17 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
     std::vector<uint32_t> expected = input;
     std::sort(expected.begin(), expected.end());
     CHECK_MESSAGE(keys == expected, "profileSorts did not return its input sorted");
+#ifdef VREN_RADIX_SHADER_CLOCKS
+    // A profiling build: every onesweep tile of every pass counted once, none on other paths.
+    std::vector<uint32_t> clocks;
+    keys = input;
+    REQUIRE_MESSAGE(bench::profileSorts(ctx, keys, none, {}, 1, &steps, &error, &clocks), error);
+    REQUIRE(clocks.size() == VREN_RADIX_CLOCK_STEPS + 1);
+    const SorterProperties props = getSorterProperties(ctx.sorter());
+    const bool onesweep = props.tuning.lookback_max_count >= n && n > props.block_size;
+    CHECK(clocks.back() == (onesweep ? getPassCount(ctx.sorter(), asked) * ((n + props.lookback_tile_size - 1) / props.lookback_tile_size) : 0));
+    CHECK((clocks[VREN_RADIX_CLOCK_STEPS - 2] > 0) == onesweep);  // the stores take time
+#endif
   });
 
   std::vector<uint32_t> empty, none;

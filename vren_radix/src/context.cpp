@@ -320,6 +320,21 @@ struct Context::Impl {
       enable12.pNext = &enable13;
     }
     VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &enable12};
+#ifdef VREN_RADIX_SHADER_CLOCKS
+    // A profiling build's onesweep pass reads the subgroup's clock.
+    VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 clock_query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &clock};
+    vkGetPhysicalDeviceFeatures2(physical, &clock_query);
+    if (!clock.shaderSubgroupClock) {
+      if (error)
+        *error = "Device '" + info.name + "' lacks VK_KHR_shader_clock's shaderSubgroupClock, which this build "
+                 "(VREN_RADIX_SHADER_CLOCKS) needs; build without it.";
+      return false;
+    }
+    clock.pNext = enable12.pNext;
+    enable12.pNext = &clock;
+    const char* const clock_extension = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+#endif
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -329,6 +344,10 @@ struct Context::Impl {
     VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &enable};
     device_info.queueCreateInfoCount = 1;
     device_info.pQueueCreateInfos = &queue_info;
+#ifdef VREN_RADIX_SHADER_CLOCKS
+    device_info.enabledExtensionCount = 1;
+    device_info.ppEnabledExtensionNames = &clock_extension;
+#endif
     if (!check(vkCreateDevice(physical, &device_info, nullptr, &device), "Creating the Vulkan device", error))
       return false;
     volkLoadDeviceTable(&vk, device);
