@@ -610,7 +610,8 @@ constexpr const char* kFlagsHelp =
     "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort), the only one\n"
     "  --large-tile-loop=0|1, --large-pairs-loop=0|1 large tiles of keys alone, or with values, on a\n"
     "                    workgroup each (0) or on workgroups that loop over them (1)\n"
-    "  --large-tile-slots=N large tiles that run at once (the looping workgroups; default: one per SM)\n\n";
+    "  --large-tile-slots=N large tiles that run at once (default: one per SM): the looping grid, the\n"
+    "                    choice between large-tile shapes and the GPU-side count's excess-tile rule\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;

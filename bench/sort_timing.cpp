@@ -120,6 +120,8 @@ bool RepeatedSort::upload(std::span<const uint32_t> key_words, std::span<const u
             ctx_.cmdCopy(cmd, staging_.buffer, 0, pristine_keys_.buffer, 0, key_bytes_);
             ctx_.cmdCopy(cmd, staging_.buffer, key_bytes_, pristine_values_.buffer, 0, value_bytes_);
             if (o.gpu_count) vkCmdUpdateBuffer(cmd, gpu_count_.buffer, 0, 4, &o.gpu_count_value);
+            // Sorts that run no setup pass (one workgroup's) leave the clock words as they are.
+            if (kClockBytes) vkCmdFillBuffer(cmd, internal_.buffer, 4 * VREN_RADIX_STATE_CLOCKS, kClockBytes, 0);
           },
           error, &upload_ms))
     return false;

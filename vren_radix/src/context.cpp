@@ -322,9 +322,17 @@ struct Context::Impl {
     VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &enable12};
 #ifdef VREN_RADIX_SHADER_CLOCKS
     // A profiling build's onesweep pass reads the subgroup's clock.
+    const char* const clock_extension = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+    uint32_t extension_count = 0;
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extension_count, nullptr);
+    std::vector<VkExtensionProperties> extensions(extension_count);
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extension_count, extensions.data());
     VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-    VkPhysicalDeviceFeatures2 clock_query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &clock};
-    vkGetPhysicalDeviceFeatures2(physical, &clock_query);
+    if (std::any_of(extensions.begin(), extensions.end(),
+                    [&](const auto& e) { return std::strcmp(e.extensionName, clock_extension) == 0; })) {
+      VkPhysicalDeviceFeatures2 clock_query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &clock};
+      vkGetPhysicalDeviceFeatures2(physical, &clock_query);
+    }
     if (!clock.shaderSubgroupClock) {
       if (error)
         *error = "Device '" + info.name + "' lacks VK_KHR_shader_clock's shaderSubgroupClock, which this build "
@@ -333,7 +341,6 @@ struct Context::Impl {
     }
     clock.pNext = enable12.pNext;
     enable12.pNext = &clock;
-    const char* const clock_extension = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
 #endif
 
     const float priority = 1.0f;
