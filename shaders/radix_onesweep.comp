@@ -33,7 +33,8 @@
 // looping over the tiles), us per tile, keys alone at 512 x 26 / pairs at 512 x 24: clearing
 // 0.44 / 0.47, waiting for the loads and counting 1.02 / 1.74, publishing the counts and placing
 // the subgroups 1.28 / 1.21, ranking 3.88 / 4.00, the look-back 0.99 / 1.33, staging and storing
-// 3.70 / 6.90, in all 11.6 / 15.9. A workgroup per tile adds 4.8 us a tile of launch and first
+// 3.70 / 6.90, between tiles 0.23 / 0.11 and the workgroup's start 0.05 / 0.09 a tile, in all
+// 11.6 / 15.9. A workgroup per tile adds 4.8 us a tile of launch and first
 // loads (pairs). Each SM runs one tile at a time, so its memory idles while it ranks (CUB runs
 // two 384-thread workgroups per SM): the driver does not keep two workgroups of this shader on
 // every SM, even at 256 threads, 71 registers and 24.6 KiB (264 looping workgroups of 256
@@ -172,7 +173,7 @@ void clear_next_words(uint set, uint tile) {
 // Slots in the tile (below 2^15: kMaxTileSize) of this thread's keys as ranked, and key i's of
 // them (junk where key i is past the tile's last). With values, two a word: the values' registers
 // leave too few for a word each (512 x 24 pairs: 128 registers, no spill). Keys alone keep a word
-// each: packed, 512 x 26 keys took 0.541 / 1.96 ms at 2^24 / 2^26 against 0.512 / 1.85 (H200).
+// each: packed, 512 x 26 keys took 0.540 / 1.96 ms at 2^24 / 2^26 against 0.511 / 1.85 (H200).
 const uint SLOTS_PER_WORD = WITH_VALUES ? 2u : 1u;
 const uint RANK_WORDS = (KEYS_PER_THREAD + SLOTS_PER_WORD - 1u) / SLOTS_PER_WORD;
 uint ranked_slot(uint ranks[RANK_WORDS], uint i) {
