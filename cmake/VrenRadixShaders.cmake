@@ -10,6 +10,15 @@
 find_program(GLSLANG_VALIDATOR glslangValidator REQUIRED)
 find_program(SPIRV_VAL spirv-val REQUIRED)
 
+# The commands that compile src to spv and validate it, in <out_var>; ARGN: -D and -I flags.
+function(vren_radix_spirv_commands out_var src spv)
+  set(${out_var}
+      COMMAND "${GLSLANG_VALIDATOR}" --quiet --target-env vulkan1.2 -I${PROJECT_SOURCE_DIR}/shaders ${ARGN}
+              --depfile "${spv}.d" -o "${spv}" "${src}"
+      COMMAND "${SPIRV_VAL}" --target-env vulkan1.2 "${spv}"
+      PARENT_SCOPE)
+endfunction()
+
 # One shader: src -> spirv/<name>.spv -> spirv/<name>.h holding <symbol>; ARGN: -D and -I flags.
 function(vren_radix_spirv_header target src name symbol)
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/generated/spirv")
@@ -20,11 +29,10 @@ function(vren_radix_spirv_header target src name symbol)
   if(VREN_RADIX_SHADER_CLOCKS)
     set(clock_flags -DVREN_RADIX_SHADER_CLOCKS)
   endif()
+  vren_radix_spirv_commands(compile "${src}" "${spv}" ${ARGN} ${clock_flags})
   add_custom_command(
     OUTPUT "${hdr}"
-    COMMAND "${GLSLANG_VALIDATOR}" --quiet --target-env vulkan1.2 -I${PROJECT_SOURCE_DIR}/shaders ${ARGN}
-            ${clock_flags} --depfile "${spv}.d" -o "${spv}" "${src}"
-    COMMAND "${SPIRV_VAL}" --target-env vulkan1.2 "${spv}"
+    ${compile}
     COMMAND "${CMAKE_COMMAND}" -DINPUT=${spv} -DOUTPUT=${hdr} -DSYMBOL=${symbol}
             -P "${PROJECT_SOURCE_DIR}/cmake/EmbedSpirv.cmake"
     DEPENDS "${src}" "${PROJECT_SOURCE_DIR}/cmake/EmbedSpirv.cmake"

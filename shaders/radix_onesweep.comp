@@ -29,16 +29,16 @@
 // share an SM lose: 256 x 26 (122 registers) 3.40, 384 x 16 (79) 3.13, 256 x 16 (75) 4.06.
 // Tiles staged in halves rank with the OR matcher (radix_tile_rank.glsl).
 // Where a tile's time goes (thread 0's clock after each CLOCK_ step below, in a build with
-// VREN_RADIX_SHADER_CLOCKS: `vren-radix demo --profile`; H200, 2^26, workgroups
-// looping over the tiles), us per tile, keys alone at 512 x 26 / pairs at 512 x 24: clearing
-// 0.44 / 0.47, waiting for the loads and counting 1.02 / 1.74, publishing the counts and placing
-// the subgroups 1.28 / 1.21, ranking 3.88 / 4.00, the look-back 0.99 / 1.33, staging and storing
-// 3.70 / 6.90, between tiles 0.23 / 0.11 and the workgroup's start 0.05 / 0.09 a tile, in all
-// 11.6 / 15.9. A workgroup per tile adds 4.8 us a tile of launch and first
-// loads (pairs). Each SM runs one tile at a time, so its memory idles while it ranks (CUB runs
-// two 384-thread workgroups per SM): the driver does not keep two workgroups of this shader on
-// every SM, even at 256 threads, 71 registers and 24.6 KiB (264 looping workgroups of 256
-// threads collapse: at 83 registers and 28 KiB they take 36-60x as long as 132).
+// VREN_RADIX_SHADER_CLOCKS: `vren-radix demo --profile`; H200, 2^26, workgroups looping over the
+// tiles), us per tile, keys alone at 512 x 26 / pairs at 512 x 24: clearing 0.44 / 0.47, waiting
+// for the loads and counting 1.02 / 1.74, publishing the counts and placing the subgroups 1.28 /
+// 1.21, ranking 3.88 / 4.00, the look-back 0.99 / 1.33, staging and storing 3.70 / 6.90, between
+// tiles 0.23 / 0.11 and the workgroup's start 0.05 / 0.09 a tile, in all 11.6 / 15.9. A workgroup
+// per tile adds 4.8 us a tile of launch and first loads (pairs). Each SM runs one tile at a time,
+// so its memory idles while it ranks (CUB runs two 384-thread workgroups per SM): the driver does
+// not keep two workgroups of this shader on every SM, even at 256 threads, 71 registers and 24.6
+// KiB (264 looping workgroups of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x
+// as long as 132).
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1

@@ -186,8 +186,8 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
   // Look-back tiles of an even count of keys per thread that the shared memory cannot stage whole
   // beside even packed rank counters keep their keys in registers until the stores, which stage
   // them in two halves (radix_onesweep.comp's STAGE_PARTS), keys with values in more parts. On
-  // 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys. These tiles rank with the OR matcher
-  // (radix_tile_rank.glsl), whose words the subgroups share below 32 lanes. Lavapipe runs a
+  // 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys.
+  // These tiles rank with the OR matcher (radix_tile_rank.glsl), whose words the subgroups share below 32 lanes. Lavapipe runs a
   // workgroup's subgroups one after another between barriers, so no two of them ever hold bits of
   // one word at once here: the sharing (its masks, atomic read and atomic clear) is checked by
   // review only, and the 32-lane path (a word per subgroup) by the large counts on a real GPU.
@@ -538,7 +538,9 @@ TEST_CASE_FIXTURE(GpuTest, "timed and profiled sorts: one time per sort, sorted 
     REQUIRE(clocks.size() == VREN_RADIX_CLOCK_STEPS + 1);
     const SorterProperties props = getSorterProperties(ctx.sorter());
     const bool onesweep = props.tuning.lookback_max_count >= n && n > props.block_size;
-    CHECK(clocks.back() == (onesweep ? getPassCount(ctx.sorter(), asked) * ((n + props.lookback_tile_size - 1) / props.lookback_tile_size) : 0));
+    const uint32_t tile = props.lookback_tile_size;
+    const uint32_t tiles = onesweep ? getPassCount(ctx.sorter(), asked) * ((n + tile - 1) / tile) : 0;
+    CHECK(clocks.back() == tiles);
     CHECK((clocks[VREN_RADIX_CLOCK_STEPS - 2] > 0) == onesweep);  // the stores take time
 #endif
   });

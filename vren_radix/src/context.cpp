@@ -70,12 +70,24 @@ bool hasLayer(const char* name) {
   return std::any_of(layers.begin(), layers.end(), [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
 }
 
+bool listsExtension(const std::vector<VkExtensionProperties>& ext, const char* name) {
+  return std::any_of(ext.begin(), ext.end(), [&](const auto& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
 bool hasInstanceExtension(const char* name) {
   uint32_t n = 0;
   vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
   std::vector<VkExtensionProperties> ext(n);
   vkEnumerateInstanceExtensionProperties(nullptr, &n, ext.data());
-  return std::any_of(ext.begin(), ext.end(), [&](const auto& e) { return std::strcmp(e.extensionName, name) == 0; });
+  return listsExtension(ext, name);
+}
+
+[[maybe_unused]] bool hasDeviceExtension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> ext(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data());
+  return listsExtension(ext, name);
 }
 
 DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
@@ -323,13 +335,8 @@ struct Context::Impl {
 #ifdef VREN_RADIX_SHADER_CLOCKS
     // A profiling build's onesweep pass reads the subgroup's clock.
     const char* const clock_extension = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
-    uint32_t extension_count = 0;
-    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extension_count, nullptr);
-    std::vector<VkExtensionProperties> extensions(extension_count);
-    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extension_count, extensions.data());
     VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-    if (std::any_of(extensions.begin(), extensions.end(),
-                    [&](const auto& e) { return std::strcmp(e.extensionName, clock_extension) == 0; })) {
+    if (hasDeviceExtension(physical, clock_extension)) {
       VkPhysicalDeviceFeatures2 clock_query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &clock};
       vkGetPhysicalDeviceFeatures2(physical, &clock_query);
     }
