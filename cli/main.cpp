@@ -543,7 +543,7 @@ int runDemo(int argc, char** argv) {
                   per_kind[0], per_kind[1], per_kind[2], passes);
     if (!clocks.empty() && clocks.back() > 0) {  // cycles per tile of each onesweep step (units of 16)
       static const char* const kClockSteps[] = {"start", "clear", "loads+count", "publish", "rank", "look-back",
-                                                "stage+store", "next tile"};
+                                                "stage", "next loads", "store", "next tile"};
       static_assert(std::size(kClockSteps) == VREN_RADIX_CLOCK_STEPS, "a name for each of radix_onesweep.comp's steps");
       std::printf("            shader clocks, cycles per tile over %u tiles:", clocks.back());
       for (size_t i = 0; i + 1 < clocks.size(); ++i)

@@ -113,7 +113,7 @@ shared bool s_skipped;  // every key has the same digit
 // Profiling builds (VREN_RADIX_SHADER_CLOCKS): thread 0's cycles per step (the CLOCK_ numbers
 // below), summed over the workgroup's tiles, then added to the state block (radix_shared.h).
 const uint CLOCK_START = 0u, CLOCK_CLEAR = 1u, CLOCK_COUNT = 2u, CLOCK_PUBLISH = 3u, CLOCK_RANK = 4u,
-           CLOCK_LOOKBACK = 5u, CLOCK_STORE = 6u, CLOCK_NEXT = 7u;
+           CLOCK_LOOKBACK = 5u, CLOCK_STAGE = 6u, CLOCK_LOAD = 7u, CLOCK_STORE = 8u, CLOCK_NEXT = 9u;
 #ifdef VREN_RADIX_SHADER_CLOCKS
 shared uint s_clocks[VREN_RADIX_CLOCK_STEPS + 1u];  // [step] cycles, then the tiles
 uint clock_last;
@@ -316,7 +316,10 @@ void main() {
     }
     clock_step(CLOCK_RANK);
     // Staged as ranked, the keys' (and values') registers are free: the next tile's load now.
-    if (LOOP_TILES && STAGE_PARTS == 1u && next < tiles) load_tile(keys_in, values_in, index_values, next, count, keys, values);
+    if (LOOP_TILES && STAGE_PARTS == 1u && next < tiles) {
+      load_tile(keys_in, values_in, index_values, next, count, keys, values);
+      clock_step(CLOCK_LOAD);
+    }
 
     // 5. Per bin: where the bin starts in the output, from the digit totals' scan and the
     //    look-back's count of the bin in earlier tiles, which the ranking gave time to arrive.
@@ -336,16 +339,22 @@ void main() {
     [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
       const uint part_begin = part * PART_SIZE;
       if (STAGE_PARTS > 1u) {
-        if (part > 0u) barrier();  // the previous part read out
+        if (part > 0u) {
+          barrier();  // the previous part read out
+          clock_step(CLOCK_STORE);
+        }
         [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
           const bool valid = loaded_slot(i) < tile_keys;
           const uint at = ranked_slot(ranks, i) - part_begin;
           if (valid && at < PART_SIZE) stage(at, keys[i], values[i]);
         }
         barrier();  // the part staged
+        clock_step(CLOCK_STAGE);
         // Every key and value staged: the next tile's load during this part's stores.
-        if (LOOP_TILES && part + 1u == STAGE_PARTS && next < tiles)
+        if (LOOP_TILES && part + 1u == STAGE_PARTS && next < tiles) {
           load_tile(keys_in, values_in, index_values, next, count, keys, values);
+          clock_step(CLOCK_LOAD);
+        }
       }
       [[unroll]] for (uint r = 0u; r < PART_ROUNDS; ++r) {
         const uint slot = part_begin + r * gl_WorkGroupSize.x + thread;

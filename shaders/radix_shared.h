@@ -34,7 +34,7 @@
 // Profiling builds (VREN_RADIX_SHADER_CLOCKS): [step] the cycles of each of radix_onesweep.comp's
 // steps in units of 16, summed over the sort's tiles (thread 0's clock), then the tile count.
 #define VREN_RADIX_STATE_CLOCKS 32
-#define VREN_RADIX_CLOCK_STEPS 8
+#define VREN_RADIX_CLOCK_STEPS 10
 #define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
 // Sorts with the look-back (8-bit digits) use the words after the state block otherwise:
