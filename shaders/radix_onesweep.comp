@@ -9,6 +9,7 @@
 // many workgroups as run at once takes the tiles in turn (workgroup w: tiles w, w + grid, ...),
 // loading each next tile's keys as soon as the current ones are staged, so that those loads
 // are in flight during the current tile's stores (and no workgroup launch sits between tiles).
+// Staged in parts, values load once the tile's counts are published, in flight during the ranking.
 // Per tile (the steps in main):
 // 1. Load: subgroup s owns the contiguous segment of SUBGROUP_SIZE * KEYS_PER_THREAD keys from
 //    s * SUBGROUP_SIZE * KEYS_PER_THREAD; round i of lane l holds key i * SUBGROUP_SIZE + l of it
@@ -18,8 +19,8 @@
 //    rarely wait) and each subgroup's start inside the bin found; then round after round of
 //    keys go straight into their slots in the tile, with no scan after them.
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
-// 6. Out in slot order, each key with its value, which was loaded with the key (its latency
-//    hidden behind the ranking) and staged beside it (in parts where the tile is too large to
+// 6. Out in slot order, each key with its value, which was loaded with the key or after step 3
+//    (its latency hidden behind the ranking) and staged beside it (in parts where the tile is too large to
 //    stage whole).
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
@@ -30,11 +31,18 @@
 // Tiles staged in halves rank with the OR matcher (radix_tile_rank.glsl).
 // Where a tile's time goes (thread 0's clock after each CLOCK_ step below, in a build with
 // VREN_RADIX_SHADER_CLOCKS: `vren-radix demo --profile`; H200, 2^26, workgroups looping over the
-// tiles), us per tile, keys alone at 512 x 26 / pairs at 512 x 24: clearing 0.44 / 0.47, waiting
-// for the loads and counting 1.02 / 1.74, publishing the counts and placing the subgroups 1.28 /
-// 1.21, ranking 3.88 / 4.00, the look-back 0.99 / 1.33, staging and storing 3.70 / 6.90, between
-// tiles 0.23 / 0.11 and the workgroup's start 0.05 / 0.09 a tile, in all 11.6 / 15.9. A workgroup
-// per tile adds 4.8 us a tile of launch and first loads (pairs). Each SM runs one tile at a time,
+// tiles, the values still loaded beside the keys), us per tile, keys alone at 512 x 26 / pairs at
+// 512 x 24: clearing 0.40 / 0.49, waiting for the loads and counting 1.05 / 1.74, publishing the
+// counts and placing the subgroups 1.29 / 1.21, ranking 3.77 / 4.02, the look-back 0.98 / 1.40,
+// staging the parts 1.07 / 2.53, issuing the next tile's loads 0.73 / 2.06, storing 1.80 / 2.74,
+// between tiles 0.08 / 0.09 and the workgroup's start 0.05 / 0.09 a tile, in all 11.2 / 16.4.
+// Issuing the loads takes about 5 cycles a subgroup's load, and each part's staging issues a
+// shared store per key and part with most lanes idle, so the store phase looks bound by the SM's
+// memory instructions rather than by DRAM (1.5 TB/s over a pass). Reading the next tile's
+// sectors into the cache during the ranking (a load per 32 bytes) lost wherever it was issued:
+// keys 0.532-0.552 / 1.94-2.01 ms at 2^24 / 2^26 against 0.512 / 1.85, pairs 0.81-0.85 / 2.98-3.14
+// against 0.776 / 2.83 (before the values moved). A workgroup per tile adds 4.8 us a tile of
+// launch and first loads (pairs). Each SM runs one tile at a time,
 // so its memory idles while it ranks (CUB runs two 384-thread workgroups per SM): the driver does
 // not keep two workgroups of this shader on every SM, even at 256 threads, 71 registers and 24.6
 // KiB (264 looping workgroups of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x
@@ -180,17 +188,29 @@ uint ranked_slot(uint ranks[RANK_WORDS], uint i) {
   return SLOTS_PER_WORD == 1u ? ranks[i] : (ranks[i / 2u] >> (16u * (i & 1u))) & 0xFFFFu;
 }
 
-// This thread's keys of `tile` as loaded (loaded_slot), NO_KEY past the last key, and with
-// values theirs (or with index_values their indices).
-void load_tile(ReadUints keys_in, ReadUints values_in, bool index_values, uint tile, uint count,
-               out Key keys[KEYS_PER_THREAD], out uint values[KEYS_PER_THREAD]) {
+// This thread's keys of `tile` as loaded (loaded_slot), NO_KEY past the last key.
+void load_keys(ReadUints keys_in, uint tile, uint count, out Key keys[KEYS_PER_THREAD]) {
   const uint tile_begin = tile * TILE_SIZE;
   const uint tile_keys = min(TILE_SIZE, count - tile_begin);
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
     const uint slot = loaded_slot(i);
     keys[i] = slot < tile_keys ? load_key(keys_in, tile_begin + slot) : NO_KEY;
+  }
+}
+
+// With values, this thread's values of `tile` as loaded (with index_values their indices), junk
+// past the last key. Staged in parts, a tile loads them once its counts are published, so they
+// arrive during the ranking (VALUES_AFTER_PUBLISH); past the last key the load repeats the last
+// element's rather than choosing 0, a choice that would wait for the load right there (the
+// ranking then started 1-2 us later: 0.977 / 3.65 ms at 2^24 / 2^26 pairs on an H200 against
+// 0.738 / 2.71). Staged as ranked, the first round needs them: they load with the keys.
+const bool VALUES_AFTER_PUBLISH = STAGE_PARTS > 1u;
+void load_values(ReadUints values_in, bool index_values, uint tile, uint count, out uint values[KEYS_PER_THREAD]) {
+  const uint tile_begin = tile * TILE_SIZE;
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+    const uint element = tile_begin + loaded_slot(i);
     values[i] = 0u;
-    if (WITH_VALUES) values[i] = index_values ? tile_begin + slot : (slot < tile_keys ? values_in.data[tile_begin + slot] : 0u);
+    if (WITH_VALUES) values[i] = index_values ? element : values_in.data[min(element, count - 1u)];
   }
 }
 
@@ -238,11 +258,13 @@ void main() {
   uint digit_base[BINS_PER_THREAD];
   if (LOOP_TILES) scan_digit_totals(digit_total, digit_base);
 
-  // 1. Load. Later tiles' keys and values are loaded during the previous tile's work: after its
-  //    ranking where it is staged as ranked, else during its last part's stores (step 6).
+  // 1. Load the keys (and staged as ranked, the values). Later tiles' keys are loaded during the
+  //    previous tile's work: after its ranking where it is staged as ranked, else during its last
+  //    part's stores (step 6).
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
-  load_tile(keys_in, values_in, index_values, tile, count, keys, values);
+  load_keys(keys_in, tile, count, keys);
+  if (!VALUES_AFTER_PUBLISH) load_values(values_in, index_values, tile, count, values);
   clock_step(CLOCK_START);
   for (;;) {  // uniform: per tile
 #ifdef VREN_RADIX_SHADER_CLOCKS
@@ -291,6 +313,11 @@ void main() {
     }
     barrier();  // every subgroup's starts final
     clock_step(CLOCK_PUBLISH);
+    // Staged in parts, the values now, in flight during the ranking (the store phase's loads are
+    // then the keys' alone, and the counts are out first): 2^20 / 2^22 / 2^24 / 2^26 pairs in
+    // 0.080 / 0.221 / 0.738 / 2.71 ms against 0.084 / 0.234 / 0.776 / 2.83 loaded with the keys
+    // (H200, 2026-11-28).
+    if (VALUES_AFTER_PUBLISH) load_values(values_in, index_values, tile, count, values);
 
     // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
     //    input order, so the slots are stable. A key's registers are free after its round.
@@ -315,9 +342,10 @@ void main() {
       subgroupBarrier();
     }
     clock_step(CLOCK_RANK);
-    // Staged as ranked, the keys' (and values') registers are free: the next tile's load now.
+    // Staged as ranked, the keys' and values' registers are free: the next tile's load now.
     if (LOOP_TILES && STAGE_PARTS == 1u && next < tiles) {
-      load_tile(keys_in, values_in, index_values, next, count, keys, values);
+      load_keys(keys_in, next, count, keys);
+      load_values(values_in, index_values, next, count, values);
       clock_step(CLOCK_LOAD);
     }
 
@@ -350,9 +378,9 @@ void main() {
         }
         barrier();  // the part staged
         clock_step(CLOCK_STAGE);
-        // Every key and value staged: the next tile's load during this part's stores.
+        // Every key staged: the next tile's keys load during this part's stores.
         if (LOOP_TILES && part + 1u == STAGE_PARTS && next < tiles) {
-          load_tile(keys_in, values_in, index_values, next, count, keys, values);
+          load_keys(keys_in, next, count, keys);
           clock_step(CLOCK_LOAD);
         }
       }

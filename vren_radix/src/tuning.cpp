@@ -49,14 +49,15 @@ constexpr TuningConfig nvidiaTuning() {
   // 2^24 / 2^26 keys, two runs alternating with a workgroup per tile (2026-11-27): 502.6 / 1815 us
   // against 578.0 / 2113. The same loop with the digit totals' scan inline instead of in a
   // function measured 562.8 / 2048 (the driver's registers not read).
-  // With values too, each value loaded with its key and staged beside it (radix_onesweep.comp),
-  // 2^20 / 2^22 / 2^24 / 2^26 pairs, us, two runs (2026-11-28): 84 / 235 / 774 / 2820 against 82 /
-  // 230 / 788 / 2910 for a workgroup per tile with the values loaded after the keys' stores (the
-  // shader before). This shader on a workgroup per tile: 79 / 233 / 963 / 3620 (128 registers at
-  // 512x24, where the loop spills nothing); loading the values after the ranking instead, 80 / 234
-  // / 799 / 2950 a workgroup per tile and 82 / 232 / 984 / 3710 looping (48 bytes spilled). Other
-  // looping shapes at 2^24 / 2^26: 512x22 782 / 2850, 512x20 775 / 2840, 448x28 815 / 2970, 384x32
-  // (168 registers) 847 / 3070.
+  // With values too, each value loaded once the tile's counts are published and staged beside its
+  // key (radix_onesweep.comp), 2^20 / 2^22 / 2^24 / 2^26 pairs, us, two runs (2026-11-28): 80 /
+  // 221 / 738 / 2710. Earlier that day, with the values loaded beside the keys: 84 / 235 / 774 /
+  // 2820 looping against 82 / 230 / 788 / 2910 for a workgroup per tile with the values loaded
+  // after the keys' stores, and 79 / 233 / 963 / 3620 for that shader on a workgroup per tile (128
+  // registers at 512x24, where the loop spills nothing); loading the values after the ranking
+  // instead, 80 / 234 / 799 / 2950 a workgroup per tile and 82 / 232 / 984 / 3710 looping (48 bytes
+  // spilled). Other looping shapes at 2^24 / 2^26 (values beside the keys): 512x22 782 / 2850,
+  // 512x20 775 / 2840, 448x28 815 / 2970, 384x32 (168 registers) 847 / 3070.
   t.large_tile_loop = t.large_tile_pairs_loop = 1;
   // Smaller shapes where they fill the waves better (LargeTileCost, tuning.h, has the
   // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 24, from 2^20 keys, where 512 x 20 sorts
