@@ -20,8 +20,8 @@
 //    keys go straight into their slots in the tile, with no scan after them.
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
 // 6. Out in slot order, each key with its value, which was loaded with the key or after step 3
-//    (its latency hidden behind the ranking) and staged beside it (in parts where the tile is too large to
-//    stage whole).
+//    (its latency hidden behind the ranking) and staged beside it (in parts where the tile is too
+//    large to stage whole).
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
 // an H200 (ballot ranking), 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms,
