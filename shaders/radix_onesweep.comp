@@ -42,11 +42,10 @@
 // sectors into the cache during the ranking (a load per 32 bytes) lost wherever it was issued:
 // keys 0.532-0.552 / 1.94-2.01 ms at 2^24 / 2^26 against 0.512 / 1.85, pairs 0.81-0.85 / 2.98-3.14
 // against 0.776 / 2.83 (before the values moved). A workgroup per tile adds 4.8 us a tile of
-// launch and first loads (pairs). Each SM runs one tile at a time,
-// so its memory idles while it ranks (CUB runs two 384-thread workgroups per SM): the driver does
-// not keep two workgroups of this shader on every SM, even at 256 threads, 71 registers and 24.6
-// KiB (264 looping workgroups of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x
-// as long as 132).
+// launch and first loads (pairs). Each SM runs one tile at a time, so its memory idles while it
+// ranks (CUB runs two 384-thread workgroups per SM): the driver does not keep two workgroups of
+// this shader on every SM, even at 256 threads, 71 registers and 24.6 KiB (264 looping workgroups
+// of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x as long as 132).
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1
