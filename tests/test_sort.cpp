@@ -189,8 +189,9 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
   // 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys.
   // These tiles rank with the OR matcher (radix_tile_rank.glsl), whose words the subgroups share
   // below 32 lanes. Lavapipe runs a workgroup's subgroups one after another between barriers, so
-  // no two of them ever hold bits of one word at once here: the sharing (its masks, atomic read and atomic clear) is checked by
-  // review only, and the 32-lane path (a word per subgroup) by the large counts on a real GPU.
+  // no two of them ever hold bits of one word at once here: the sharing (its masks, atomic read
+  // and atomic clear) is checked by review only, and the 32-lane path (a word per subgroup) by the
+  // large counts on a real GPU.
   const uint32_t lanes = context().device().subgroup_size;
   const TuningConfig c = tilesInHalves();
   const uint32_t threads = c.lookback_workgroup_size, keys = c.lookback_keys_per_thread;
