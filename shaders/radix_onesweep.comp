@@ -131,8 +131,10 @@ void clock_step(uint step) {
 }
 void clock_flush() {
   if (gl_LocalInvocationIndex == 0u)
-    for (uint k = 0u; k <= VREN_RADIX_CLOCK_STEPS; ++k)
-      atomicAdd(pc.internal.data[VREN_RADIX_STATE_CLOCKS + k], k < VREN_RADIX_CLOCK_STEPS ? s_clocks[k] >> 4u : s_clocks[k]);
+    for (uint k = 0u; k <= VREN_RADIX_CLOCK_STEPS; ++k) {
+      const uint sum = k < VREN_RADIX_CLOCK_STEPS ? s_clocks[k] >> 4u : s_clocks[k];  // cycles in units of 16
+      atomicAdd(pc.internal.data[VREN_RADIX_STATE_CLOCKS + k], sum);
+    }
 }
 #else
 void clock_step(uint step) {}
