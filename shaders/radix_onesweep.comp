@@ -41,8 +41,13 @@
 // memory instructions rather than by DRAM (1.5 TB/s over a pass). Reading the next tile's
 // sectors into the cache during the ranking (a load per 32 bytes) lost wherever it was issued:
 // keys 0.532-0.552 / 1.94-2.01 ms at 2^24 / 2^26 against 0.512 / 1.85, pairs 0.81-0.85 / 2.98-3.14
-// against 0.776 / 2.83 (before the values moved). A workgroup per tile adds 4.8 us a tile of
-// launch and first loads (pairs). Each SM runs one tile at a time, so its memory idles while it
+// against 0.776 / 2.83 (before the values moved). Ranking two rounds a step (each subgroup's
+// atomics of both in flight at once, two sets of the OR matcher's words, a pair of subgroup
+// barriers for both) lost too: 2.05 / 2.81 ms at 2^26 keys / pairs against 1.85 / 2.70; the same
+// build ranking a round a step (this shader's ranking beside the unused two-round code) took
+// 1.98 / 2.76. So did 32-bit keys staged beside their values (adjacent words, for 8-byte shared
+// accesses): pairs 0.763 / 2.81 at 2^24 / 2^26 against 0.739 / 2.72 (2026-11-28). A workgroup per
+// tile adds 4.8 us a tile of launch and first loads (pairs). Each SM runs one tile at a time, so its memory idles while it
 // ranks (CUB runs two 384-thread workgroups per SM): the driver does not keep two workgroups of
 // this shader on every SM, even at 256 threads, 71 registers and 24.6 KiB (264 looping workgroups
 // of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x as long as 132).
