@@ -122,10 +122,13 @@ const uint UNITS_PER_THREAD = (RANK_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGr
 shared uint s_bin_destination[BINS];
 shared bool s_skipped;  // every key has the same digit
 
-// Profiling builds (VREN_RADIX_SHADER_CLOCKS): thread 0's cycles per step (the CLOCK_ numbers
-// below), summed over the workgroup's tiles, then added to the state block (radix_shared.h).
-const uint CLOCK_START = 0u, CLOCK_CLEAR = 1u, CLOCK_COUNT = 2u, CLOCK_PUBLISH = 3u, CLOCK_RANK = 4u,
-           CLOCK_LOOKBACK = 5u, CLOCK_STAGE = 6u, CLOCK_LOAD = 7u, CLOCK_STORE = 8u, CLOCK_NEXT = 9u;
+// Profiling builds (VREN_RADIX_SHADER_CLOCKS): thread 0's cycles per step (radix_shared.h's
+// VREN_RADIX_CLOCK_ numbers), summed over the workgroup's tiles, then added to the state block.
+const uint CLOCK_START = VREN_RADIX_CLOCK_START, CLOCK_CLEAR = VREN_RADIX_CLOCK_CLEAR,
+           CLOCK_COUNT = VREN_RADIX_CLOCK_COUNT, CLOCK_PUBLISH = VREN_RADIX_CLOCK_PUBLISH,
+           CLOCK_RANK = VREN_RADIX_CLOCK_RANK, CLOCK_LOOKBACK = VREN_RADIX_CLOCK_LOOKBACK,
+           CLOCK_STAGE = VREN_RADIX_CLOCK_STAGE, CLOCK_LOAD = VREN_RADIX_CLOCK_LOAD,
+           CLOCK_STORE = VREN_RADIX_CLOCK_STORE, CLOCK_NEXT = VREN_RADIX_CLOCK_NEXT;
 #ifdef VREN_RADIX_SHADER_CLOCKS
 shared uint s_clocks[VREN_RADIX_CLOCK_STEPS + 1u];  // [step] cycles, then the tiles
 uint clock_last;

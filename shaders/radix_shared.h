@@ -35,6 +35,17 @@
 // steps in units of 16, summed over the sort's tiles (thread 0's clock), then the tile count.
 #define VREN_RADIX_STATE_CLOCKS 32
 #define VREN_RADIX_CLOCK_STEPS 10
+// The steps, in the order a tile takes them (radix_onesweep.comp's main says where each ends).
+#define VREN_RADIX_CLOCK_START 0     // the workgroup's start: the state words, the first loads
+#define VREN_RADIX_CLOCK_CLEAR 1     // counters zeroed
+#define VREN_RADIX_CLOCK_COUNT 2     // the loads awaited, keys counted per bin
+#define VREN_RADIX_CLOCK_PUBLISH 3   // counts published, subgroups placed
+#define VREN_RADIX_CLOCK_RANK 4      // keys ranked
+#define VREN_RADIX_CLOCK_LOOKBACK 5  // the look-back, the bins' destinations
+#define VREN_RADIX_CLOCK_STAGE 6     // parts staged
+#define VREN_RADIX_CLOCK_LOAD 7      // the next tile's loads issued
+#define VREN_RADIX_CLOCK_STORE 8     // stores
+#define VREN_RADIX_CLOCK_NEXT 9      // between tiles
 #define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
 // Sorts with the look-back (8-bit digits) use the words after the state block otherwise:
