@@ -47,10 +47,11 @@
 // build ranking a round a step (this shader's ranking beside the unused two-round code) took
 // 1.98 / 2.76. So did 32-bit keys staged beside their values (adjacent words, for 8-byte shared
 // accesses): pairs 0.763 / 2.81 at 2^24 / 2^26 against 0.739 / 2.72 (2026-11-28). A workgroup per
-// tile adds 4.8 us a tile of launch and first loads (pairs). Each SM runs one tile at a time, so its memory idles while it
-// ranks (CUB runs two 384-thread workgroups per SM): the driver does not keep two workgroups of
-// this shader on every SM, even at 256 threads, 71 registers and 24.6 KiB (264 looping workgroups
-// of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x as long as 132).
+// tile adds 4.8 us a tile of launch and first loads (pairs). Each SM runs one tile at a time, so
+// its memory idles while it ranks (CUB runs two 384-thread workgroups per SM): the driver does not
+// keep two workgroups of this shader on every SM, even at 256 threads, 71 registers and 24.6 KiB
+// (264 looping workgroups of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x as
+// long as 132).
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1
