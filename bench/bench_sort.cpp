@@ -356,6 +356,7 @@ struct Flags {
   uint32_t large_pairs_keys_per_thread = 0, large_pairs_workgroup_size = 0;
   int large_tile_loop = -1, large_pairs_loop = -1;  // --large-tile-loop, --large-pairs-loop; -1: the tuning's
   uint32_t large_tile_slots = 0;                     // --large-tile-slots; 0: the tuning's
+  int values_apart = -1;                             // --values-apart; -1: the tuning's
 };
 
 // COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile, or with `count` null
@@ -437,6 +438,12 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
         return false;
       }
       flags->large_tile_slots = static_cast<uint32_t>(slots);
+    } else if (key == "--values-apart") {
+      if (value != "0" && value != "1") {
+        *error = "--values-apart takes 0 or 1: look-back tiles stage their keys whole, then their values.";
+        return false;
+      }
+      flags->values_apart = value == "1" ? 1 : 0;
     } else {
       argv[kept++] = argv[i];
     }
@@ -611,7 +618,9 @@ constexpr const char* kFlagsHelp =
     "  --large-tile-loop=0|1, --large-pairs-loop=0|1 large tiles of keys alone, or with values, on a\n"
     "                    workgroup each (0) or on workgroups that loop over them (1)\n"
     "  --large-tile-slots=N large tiles that run at once (default: one per SM): the looping grid, the\n"
-    "                    choice between large-tile shapes and the GPU-side count's excess-tile rule\n\n";
+    "                    choice between large-tile shapes and the GPU-side count's excess-tile rule\n"
+    "  --values-apart=0|1 with values, tiles whose keys fit shared memory whole stage them, then\n"
+    "                    the values (1), or stage keys and values in parts (0)\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -643,13 +652,14 @@ int main(int argc, char** argv) {
   std::unique_ptr<Context> ctx = Context::create(options, &error);
   const bool large_flags =
       flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 || flags.large_pairs_loop >= 0 ||
-      flags.large_tile_slots > 0;
+      flags.large_tile_slots > 0 || flags.values_apart >= 0;
   if (ctx && large_flags) {  // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
     if (flags.large_tile_loop >= 0) flags.tuning.large_tile_loop = static_cast<uint32_t>(flags.large_tile_loop);
     if (flags.large_pairs_loop >= 0) flags.tuning.large_tile_pairs_loop = static_cast<uint32_t>(flags.large_pairs_loop);
     if (flags.large_tile_set) flags.tuning.large_tile_min_count = flags.large_tile_min_count;
     if (flags.large_tile_slots) flags.tuning.large_tile_slots = flags.large_tile_slots;
+    if (flags.values_apart >= 0) flags.tuning.lookback_values_apart = static_cast<uint32_t>(flags.values_apart);
     // A keys per thread given pins that one shape.
     if (flags.large_tile_keys_per_thread) {
       flags.tuning.large_tile_keys_per_thread = flags.large_tile_keys_per_thread;

@@ -91,10 +91,19 @@ layout(constant_id = VREN_RADIX_SPEC_STAGE_PARTS) const uint STAGE_PARTS = 1;
 // true: the workgroups loop over the tiles (TuningConfig::large_tile_loop), each loading its next
 // tile's keys once the current ones are staged; false: one tile each, and none of that code.
 layout(constant_id = VREN_RADIX_SPEC_LOOP_TILES) const bool LOOP_TILES = false;
+// With values, where the tile's keys fit the stage whole but not with their values
+// (TuningConfig::lookback_values_apart; STAGE_PARTS is then 1): after the ranking the whole
+// tile's keys are staged and stored, then its values, each to the destination its key's store
+// found. Each key and value is staged once, where parts stage a key per part and round.
+layout(constant_id = VREN_RADIX_SPEC_VALUES_APART) const bool VALUES_APART_ASKED = false;
 
 #include "workgroup_scan.glsl"
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
+const bool VALUES_APART = WITH_VALUES && VALUES_APART_ASKED;
+// Staged in parts or values apart, the tile stays in registers until it is ranked, and the
+// ranking's OR matcher may use the stage.
+const bool STAGE_AFTER_RANK = STAGE_PARTS > 1u || VALUES_APART;
 const uint TILE_SIZE = gl_WorkGroupSize.x * KEYS_PER_THREAD;
 const uint PART_ROUNDS = (KEYS_PER_THREAD + STAGE_PARTS - 1u) / STAGE_PARTS;  // store rounds per staged part
 const uint PART_SIZE = gl_WorkGroupSize.x * PART_ROUNDS;                       // tile slots per staged part
@@ -107,13 +116,13 @@ const uint KEY_WORDS = 2u;
 const uint KEY_WORDS = 1u;
 #endif
 
-// A part's keys, then its values.
-const uint STAGE_WORDS = PART_SIZE * (KEY_WORDS + (WITH_VALUES ? 1u : 0u));
+// A part's keys, then its values (VALUES_APART: the tile's keys, later its values).
+const uint STAGE_WORDS = PART_SIZE * (KEY_WORDS + (WITH_VALUES && !VALUES_APART ? 1u : 0u));
 shared uint s_stage[STAGE_WORDS];
-// Staged in parts, the tile is staged only after the ranking: the ranking's OR matcher may use the
-// stage (radix_tile_rank.glsl).
+// Staged after the ranking (STAGE_AFTER_RANK), the stage is free while it runs: its OR matcher may
+// use it (radix_tile_rank.glsl).
 #define RANK_MATCH_WORDS s_stage
-const uint RANK_MATCH_CAPACITY = STAGE_PARTS > 1u ? STAGE_WORDS : 0u;
+const uint RANK_MATCH_CAPACITY = STAGE_AFTER_RANK ? STAGE_WORDS : 0u;
 
 #include "radix_lookback.glsl"
 #include "radix_tile_rank.glsl"
@@ -158,7 +167,7 @@ void stage(uint slot, Key key, uint value) {
 #else
   s_stage[slot] = key;
 #endif
-  if (WITH_VALUES) s_stage[PART_SIZE * KEY_WORDS + slot] = value;
+  if (WITH_VALUES && !VALUES_APART) s_stage[PART_SIZE * KEY_WORDS + slot] = value;
 }
 Key staged_key(uint slot) {
 #ifdef VREN_RADIX_KEY64
@@ -214,7 +223,7 @@ void load_keys(ReadUints keys_in, uint tile, uint count, out Key keys[KEYS_PER_T
 // element's rather than choosing 0, a choice that would wait for the load right there (the
 // ranking then started 1-2 us later: 0.977 / 3.65 ms at 2^24 / 2^26 pairs on an H200 against
 // 0.738 / 2.71). Staged as ranked, the first round needs them: they load with the keys.
-const bool VALUES_AFTER_PUBLISH = STAGE_PARTS > 1u;
+const bool VALUES_AFTER_PUBLISH = STAGE_AFTER_RANK;
 void load_values(ReadUints values_in, bool index_values, uint tile, uint count, out uint values[KEYS_PER_THREAD]) {
   const uint tile_begin = tile * TILE_SIZE;
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
@@ -344,7 +353,7 @@ void main() {
       const uint rank = rank_key(bin, valid);
       if (i % SLOTS_PER_WORD == 0u) ranks[i / SLOTS_PER_WORD] = rank;
       else ranks[i / 2u] |= rank << 16u;
-      if (STAGE_PARTS == 1u && valid) stage(rank, keys[i], values[i]);
+      if (!STAGE_AFTER_RANK && valid) stage(rank, keys[i], values[i]);
       // The next round's leader may be another lane: its atomic must follow this one, which the
       // memory model promises only through a barrier (on an H200 it cost nothing measurable:
       // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
@@ -353,7 +362,7 @@ void main() {
     }
     clock_step(CLOCK_RANK);
     // Staged as ranked, the keys' and values' registers are free: the next tile's load now.
-    if (LOOP_TILES && STAGE_PARTS == 1u && next < tiles) {
+    if (LOOP_TILES && !STAGE_AFTER_RANK && next < tiles) {
       load_keys(keys_in, next, count, keys);
       load_values(values_in, index_values, next, count, values);
       clock_step(CLOCK_LOAD);
@@ -374,7 +383,42 @@ void main() {
     // 6. Out in slot order: consecutive threads store consecutive keys of a bin, each with its
     //    value. With STAGE_PARTS > 1 the tile passes through shared memory in parts (slots
     //    [0, PART_SIZE), then the next PART_SIZE, ...), each staged here from the registers.
-    [[unroll]] for (uint part = 0u; part < STAGE_PARTS; ++part) {
+    //    VALUES_APART: the whole tile's keys, then its values.
+    if (VALUES_APART) {
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+        if (loaded_slot(i) < tile_keys) stage(ranked_slot(ranks, i), keys[i], 0u);
+      }
+      barrier();  // the keys staged
+      clock_step(CLOCK_STAGE);
+      // Every key staged: the next tile's keys load during the stores of this one's keys and values.
+      if (LOOP_TILES && next < tiles) {
+        load_keys(keys_in, next, count, keys);
+        clock_step(CLOCK_LOAD);
+      }
+      uint destinations[KEYS_PER_THREAD];  // round r's slot's, for its value
+      [[unroll]] for (uint r = 0u; r < KEYS_PER_THREAD; ++r) {
+        const uint slot = r * gl_WorkGroupSize.x + thread;
+        destinations[r] = 0u;
+        if (slot < tile_keys) {
+          const Key key = staged_key(slot);
+          destinations[r] = s_bin_destination[bin_of(key)] + slot;
+          store_key(keys_out, destinations[r], key);
+        }
+      }
+      barrier();  // the keys read out
+      clock_step(CLOCK_STORE);
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
+        if (loaded_slot(i) < tile_keys) s_stage[ranked_slot(ranks, i)] = values[i];
+      }
+      barrier();  // the values staged
+      clock_step(CLOCK_STAGE);
+      [[unroll]] for (uint r = 0u; r < KEYS_PER_THREAD; ++r) {
+        const uint slot = r * gl_WorkGroupSize.x + thread;
+        if (slot < tile_keys) values_out.data[destinations[r]] = s_stage[slot];
+      }
+    }
+    const uint STORE_PARTS = VALUES_APART ? 0u : STAGE_PARTS;
+    [[unroll]] for (uint part = 0u; part < STORE_PARTS; ++part) {
       const uint part_begin = part * PART_SIZE;
       if (STAGE_PARTS > 1u) {
         if (part > 0u) {

@@ -233,6 +233,50 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
   checkSort(big64, makeKeys(2 * (h64 + 9), Distribution::kLowBits, rng()), true, wide, "u64 descending");
 }
 
+TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged whole, then the values" *
+                               doctest::test_suite("subgroup")) {
+  // TuningConfig::lookback_values_apart: tiles whose keys fit the shared memory whole beside
+  // packed rank counters, but not with their values, stage and store the keys, then the values
+  // at the destinations the keys' stores found. On 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x
+  // 23, 256 x 11 and 256 x 19 (counters of 32, 32 and 16 subgroups); at 32 lanes on 48 KiB 256 x
+  // 39. 64-bit keys take the tile that fits them, staged whole with their values or in parts.
+  const uint32_t lanes = context().device().subgroup_size;
+  TuningConfig c = tilesInHalves();
+  c.lookback_keys_per_thread = lanes <= 4 ? 23 : lanes <= 8 ? 11 : lanes <= 16 ? 19 : 39;
+  c.lookback_values_apart = 1;
+  const uint32_t threads = c.lookback_workgroup_size;
+  Context& apart = contextWithTuning(c);
+  const SorterProperties p = getSorterProperties(apart.sorter());
+  const uint32_t t = p.lookback_tile_size;
+  REQUIRE(t == threads * c.lookback_keys_per_thread);  // not shrunk
+  // The keys fit whole, the keys with their values do not.
+  const uint64_t fixed = 2ull * (threads / lanes) * 256 + 16 * 256;
+  if (apart.device().max_shared_memory == 32768) {
+    REQUIRE(uint64_t{4} * t + fixed <= apart.device().max_shared_memory);
+    REQUIRE(uint64_t{8} * t + fixed > apart.device().max_shared_memory);
+  }
+  for (uint32_t n : {t - 1, t + 1, 3 * t + 17}) {
+    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAndOfTwo})
+      checkSort(apart, makeKeys(n, d, rng()), true, {}, name(d));
+  }
+  checkSort(apart, makeKeys(2 * t + 5, Distribution::kUniform, rng()), false, {}, "keys alone");
+  SortOptions o;
+  o.descending = true;
+  checkSort(apart, makeKeys(2 * t + 5, Distribution::kUniform, rng()), true, o, "descending");
+  o.descending = false;
+  o.argsort = true;
+  checkSort(apart, makeKeys(2 * t + 5, Distribution::kAndOfTwo, rng()), true, o, "argsort");
+  o.argsort = false;
+  o.gpu_count = true;
+  o.gpu_count_value = t + 7;
+  checkSort(apart, makeKeys(2 * t, Distribution::kUniform, rng()), true, o, "GPU-side count");
+  SortOptions wide;
+  wide.key_type = KeyType::kU64;
+  wide.end_bit = 64;
+  const uint32_t t64 = p.lookback_tile_size_u64;
+  checkSort(apart, makeKeys(2 * (2 * t64 + 3), Distribution::kUniform, rng()), true, wide, "u64");
+}
+
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
   forEachPath([&](Context& ctx) {
     const uint32_t t = tileSize(ctx);

@@ -450,6 +450,7 @@ std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec
   v[VREN_RADIX_SPEC_RANK_PACKED] = spec.rank_packed ? VK_TRUE : VK_FALSE;
   v[VREN_RADIX_SPEC_STAGE_PARTS] = spec.stage_parts;
   v[VREN_RADIX_SPEC_LOOP_TILES] = spec.loop_tiles ? VK_TRUE : VK_FALSE;
+  v[VREN_RADIX_SPEC_VALUES_APART] = spec.values_apart ? VK_TRUE : VK_FALSE;
   return v;
 }
 
@@ -468,6 +469,7 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
   spec.stage_parts = onesweepStageParts(shape, limits, key_words, with_values);
   spec.rank_packed = onesweepRankPacked(shape, limits, key_words, with_values);
   spec.loop_tiles = (with_values ? shape.large_tile_pairs_loop : shape.large_tile_loop) != 0;
+  spec.values_apart = onesweepValuesApart(shape, limits, key_words, with_values);
   return spec;
 }
 

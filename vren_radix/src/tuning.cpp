@@ -151,9 +151,10 @@ uint32_t onesweepSubgroups(uint32_t workgroup_size, const DeviceFacts& limits) {
 }
 }  // namespace
 
-uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
+namespace {
+// The parts a tile of slot_words words a slot is staged in.
+uint32_t stageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t slot_words) {
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
-  const uint32_t slot_words = key_words + (with_values ? 1 : 0);
   auto fits = [&](uint32_t parts) {
     return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, slot_words, true, parts) <=
            limits.max_shared_memory;
@@ -162,10 +163,22 @@ uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits
   while (parts < shape.keys_per_thread && !fits(parts)) ++parts;
   return parts;
 }
+}  // namespace
+
+bool onesweepValuesApart(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
+  return with_values && shape.lookback_values_apart != 0 && stageParts(shape, limits, key_words) == 1 &&
+         stageParts(shape, limits, key_words + 1) > 1;
+}
+
+uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
+  if (onesweepValuesApart(shape, limits, key_words, with_values)) return 1;
+  return stageParts(shape, limits, key_words + (with_values ? 1 : 0));
+}
 
 bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
-  return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words + (with_values ? 1 : 0),
+  const bool value_words = with_values && !onesweepValuesApart(shape, limits, key_words, with_values);
+  return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words + (value_words ? 1 : 0),
                              false, onesweepStageParts(shape, limits, key_words, with_values)) > limits.max_shared_memory;
 }
 

@@ -90,6 +90,10 @@ struct TuningConfig {
   // come counts those tiles itself, as any look-back tile does).
   uint32_t large_tile_loop = 0;
   uint32_t large_tile_pairs_loop = 0;
+  // 1: where a look-back tile's keys fit shared memory whole but not with their values, the
+  // keys are staged whole and stored, then the values, each staged once; 0: the tile with its
+  // values staged in parts.
+  uint32_t lookback_values_apart = 0;
   // How often each look-back thread polls, in all per tile, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
   // that an earlier workgroup is running. A larger budget waits longer for a slow tile, a
