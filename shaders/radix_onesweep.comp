@@ -100,7 +100,7 @@ layout(constant_id = VREN_RADIX_SPEC_VALUES_APART) const bool VALUES_APART_ASKED
 #include "workgroup_scan.glsl"
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
-const bool VALUES_APART = WITH_VALUES && VALUES_APART_ASKED;
+const bool VALUES_APART = WITH_VALUES && VALUES_APART_ASKED && STAGE_PARTS == 1u;
 // Staged in parts or values apart, the tile stays in registers until it is ranked, and the
 // ranking's OR matcher may use the stage.
 const bool STAGE_AFTER_RANK = STAGE_PARTS > 1u || VALUES_APART;

@@ -239,7 +239,8 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged w
   // packed rank counters, but not with their values, stage and store the keys, then the values
   // at the destinations the keys' stores found. On 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x
   // 23, 256 x 11 and 256 x 19 (counters of 32, 32 and 16 subgroups); at 32 lanes on 48 KiB 256 x
-  // 39. 64-bit keys take the tile that fits them, staged whole with their values or in parts.
+  // 39: the most keys a thread that fit whole. 64-bit keys take the tile that fits them, values
+  // apart too. Then the same tiles as the large ones, on two workgroups that loop over them.
   const uint32_t lanes = context().device().subgroup_size;
   TuningConfig c = tilesInHalves();
   c.lookback_keys_per_thread = lanes <= 4 ? 23 : lanes <= 8 ? 11 : lanes <= 16 ? 19 : 39;
@@ -249,12 +250,10 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged w
   const SorterProperties p = getSorterProperties(apart.sorter());
   const uint32_t t = p.lookback_tile_size;
   REQUIRE(t == threads * c.lookback_keys_per_thread);  // not shrunk
-  // The keys fit whole, the keys with their values do not.
-  const uint64_t fixed = 2ull * (threads / lanes) * 256 + 16 * 256;
-  if (apart.device().max_shared_memory == 32768) {
-    REQUIRE(uint64_t{4} * t + fixed <= apart.device().max_shared_memory);
-    REQUIRE(uint64_t{8} * t + fixed > apart.device().max_shared_memory);
-  }
+  REQUIRE(p.tuning.lookback_values_apart == 1);          // some tile takes it
+  TuningConfig whole = c;
+  whole.lookback_values_apart = 0;
+  REQUIRE(getSorterProperties(contextWithTuning(whole).sorter()).tuning.lookback_values_apart == 0);
   for (uint32_t n : {t - 1, t + 1, 3 * t + 17}) {
     for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAndOfTwo})
       checkSort(apart, makeKeys(n, d, rng()), true, {}, name(d));
@@ -275,6 +274,21 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged w
   wide.end_bit = 64;
   const uint32_t t64 = p.lookback_tile_size_u64;
   checkSort(apart, makeKeys(2 * (2 * t64 + 3), Distribution::kUniform, rng()), true, wide, "u64");
+
+  // Looping: the next tile's keys load once the keys are staged, during both stores.
+  TuningConfig loop = c;
+  loop.large_tile_min_count = 0;
+  loop.large_tile_workgroup_size = loop.large_tile_pairs_workgroup_size = threads;
+  loop.large_tile_keys_per_thread = loop.large_tile_pairs_keys_per_thread = c.lookback_keys_per_thread;
+  loop.large_tile_min_keys_per_thread = loop.large_tile_pairs_min_keys_per_thread = 0;
+  loop.large_tile_slots = 2;
+  loop.large_tile_loop = loop.large_tile_pairs_loop = 1;
+  Context& looping = contextWithTuning(loop);
+  REQUIRE(getSorterProperties(looping.sorter()).large_tile_size == t);
+  checkSort(looping, makeKeys(5 * t + 17, Distribution::kUniform, rng()), true, {}, "looping");
+  o = {};
+  o.argsort = true;
+  checkSort(looping, makeKeys(4 * t + 3, Distribution::kLowBits, rng()), true, o, "looping argsort");
 }
 
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {

@@ -57,11 +57,11 @@ uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, 
 // on 48 KiB, keys alone in 2). lookbackTuning keeps the keys asked for where halves hold them
 // alone, else it takes fewer keys, staged whole.
 uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
-// Whether a look-back tile of this shape packs its rank counters: only where unpacked ones do not
-// fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
 // With values, where the tuning asks for it (lookback_values_apart) and the tile's keys fit the
 // stage whole but not with their values: the keys staged whole and stored, then the values.
 bool onesweepValuesApart(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
+// Whether a look-back tile of this shape packs its rank counters: only where unpacked ones do not
+// fit (packing costs 6 % at 384 x 20 on an H200, see radix_tile_rank.glsl).
 bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
 
 // The look-back's tiles: small ones for keys alone and with values, large ones from
