@@ -179,6 +179,20 @@ TuningConfig tilesInHalves() {
   return c;
 }
 
+// With values, on tiles of t keys (t64 of 64-bit keys): descending order, argsort, 64-bit keys.
+void checkTileOptions(Context& ctx, uint32_t t, uint32_t t64) {
+  SortOptions o;
+  o.descending = true;
+  checkSort(ctx, makeKeys(2 * t + 5, Distribution::kUniform, rng()), true, o, "descending");
+  o.descending = false;
+  o.argsort = true;
+  checkSort(ctx, makeKeys(2 * t + 5, Distribution::kAndOfTwo, rng()), true, o, "argsort");
+  SortOptions wide;
+  wide.key_type = KeyType::kU64;
+  wide.end_bit = 64;
+  checkSort(ctx, makeKeys(2 * (2 * t64 + 3), Distribution::kUniform, rng()), true, wide, "u64");
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores staged in halves" *
@@ -206,17 +220,7 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
     for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAllEqual})
       for (bool pairs : {false, true}) checkSort(big, makeKeys(n, d, rng()), pairs, {}, name(d));
   }
-  SortOptions o;
-  o.descending = true;
-  checkSort(big, makeKeys(2 * t + 5, Distribution::kUniform, rng()), true, o, "descending");
-  o.descending = false;
-  o.argsort = true;
-  checkSort(big, makeKeys(2 * t + 5, Distribution::kAndOfTwo, rng()), true, o, "argsort");
-  SortOptions wide;
-  wide.key_type = KeyType::kU64;
-  wide.end_bit = 64;
-  const uint32_t t64 = p.lookback_tile_size_u64;
-  checkSort(big, makeKeys(2 * (2 * t64 + 3), Distribution::kUniform, rng()), true, wide, "u64");
+  checkTileOptions(big, t, p.lookback_tile_size_u64);
 
   // 64-bit keys in halves (the tiles above shrink for them): 128 x 22, 256 x 10 and 256 x 18.
   TuningConfig c64 = c;
@@ -226,6 +230,9 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
   REQUIRE(h64 == threads * c64.lookback_keys_per_thread);  // not shrunk
   const uint64_t whole64 = uint64_t{8} * h64 + 2ull * (threads / lanes) * 256;
   if (big64.device().max_shared_memory == 32768) REQUIRE(whole64 > big64.device().max_shared_memory);
+  SortOptions wide;
+  wide.key_type = KeyType::kU64;
+  wide.end_bit = 64;
   for (uint32_t n : {h64 - 1, 2 * h64 + 3}) {
     for (bool pairs : {false, true}) checkSort(big64, makeKeys(2 * n, Distribution::kUniform, rng()), pairs, wide, "u64");
   }
@@ -259,21 +266,11 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged w
       checkSort(apart, makeKeys(n, d, rng()), true, {}, name(d));
   }
   checkSort(apart, makeKeys(2 * t + 5, Distribution::kUniform, rng()), false, {}, "keys alone");
+  checkTileOptions(apart, t, p.lookback_tile_size_u64);
   SortOptions o;
-  o.descending = true;
-  checkSort(apart, makeKeys(2 * t + 5, Distribution::kUniform, rng()), true, o, "descending");
-  o.descending = false;
-  o.argsort = true;
-  checkSort(apart, makeKeys(2 * t + 5, Distribution::kAndOfTwo, rng()), true, o, "argsort");
-  o.argsort = false;
   o.gpu_count = true;
   o.gpu_count_value = t + 7;
   checkSort(apart, makeKeys(2 * t, Distribution::kUniform, rng()), true, o, "GPU-side count");
-  SortOptions wide;
-  wide.key_type = KeyType::kU64;
-  wide.end_bit = 64;
-  const uint32_t t64 = p.lookback_tile_size_u64;
-  checkSort(apart, makeKeys(2 * (2 * t64 + 3), Distribution::kUniform, rng()), true, wide, "u64");
 
   // Looping: the next tile's keys load once the keys are staged, during both stores.
   TuningConfig loop = c;
