@@ -51,7 +51,11 @@
 // its memory idles while it ranks (CUB runs two 384-thread workgroups per SM): the driver does not
 // keep two workgroups of this shader on every SM, even at 256 threads, 71 registers and 24.6 KiB
 // (264 looping workgroups of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x as
-// long as 132).
+// long as 132). Looping workgroups that take their tiles by an atomic ticket, in the order they
+// ask (so that each tile waited for is held by a running workgroup), end the collapse but still
+// lose: 264 workgroups at 256 x 16 keys 1.46 / 5.66 ms at 2^24 / 2^26, 256 x 12 pairs 1.79 /
+// 6.97, 256 x 24 pairs with values apart 0.994 / 3.80; and on 132 workgroups at the default shapes
+// keys 0.545 / 1.97 and pairs 0.760 / 2.79 against 0.512 / 1.85 and 0.739 / 2.72 (2026-11-28).
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1

@@ -120,6 +120,9 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
     // Without polls every tile counts every earlier one: the work grows with the square of the
     // tiles, so larger sorts take the passes.
     if (shape.lookback_poll_budget == 0) t.max_tiles = std::min(t.max_tiles, kLookbackUnpolledMaxTiles);
+    t.cost = kLargeTileCostKeys;
+    if (lookbackTileKind(i) == LookbackTile::kLargePairs)
+      t.cost = onesweepValuesApart(shape, limits, key_words, true) ? kLargeTileCostPairsApart : kLargeTileCostPairs;
   }
 
   p.block.shapes = blockShapes(limits, key_words);
@@ -489,9 +492,11 @@ const KeyPipelines::Lookback::Tiles& KeyPipelines::Lookback::tilesFor(uint32_t c
   const uint32_t first = with_values ? kLargePairsTile : kLargeKeysTile;
   if (expected == 0) return tiles[first];
   std::array<uint32_t, kLargeTileChoices> sizes{}, most{};
-  for (uint32_t c = 0; c < kLargeTileChoices; ++c) sizes[c] = tiles[first + c].tile_size, most[c] = tiles[first + c].max_tiles;
+  std::array<LargeTileCost, kLargeTileChoices> costs{};
+  for (uint32_t c = 0; c < kLargeTileChoices; ++c)
+    sizes[c] = tiles[first + c].tile_size, most[c] = tiles[first + c].max_tiles, costs[c] = tiles[first + c].cost;
   return tiles[first + chooseLargeTile(expected, count, sizes.data(), most.data(), kLargeTileChoices, large_slots,
-                                       with_values ? kLargeTileCostPairs : kLargeTileCostKeys)];
+                                       costs.data())];
 }
 
 // Whether a sort of `count` keys runs in one workgroup (TuningConfig::block_max_count).

@@ -66,6 +66,13 @@ constexpr TuningConfig nvidiaTuning() {
   t.large_tile_min_count = 1u << 20;
   t.large_tile_min_keys_per_thread = 20;
   t.large_tile_pairs_min_keys_per_thread = 16;
+  // With values, the 512 x 16 tile's keys staged whole and stored, then its values (the only
+  // pairs shape here that takes it), 2^20 / 2^22 / 2^24 / 2^26 pairs, us, two runs alternating
+  // (2026-11-28): 78 / 218 / 733 / 2750 against 80 / 222 / 739 / 2720 for this tuning staging
+  // in parts (512 x 16 at 2^20, 512 x 22 / 24 / 24 above); 512 x 17 apart 80 / 229 / 766 /
+  // 2890. With its own cost (kLargeTileCostPairsApart, tuning.h), the shape chooser takes 512 x
+  // 16 up to 2^24 pairs and 512 x 24 from 2^26.
+  t.lookback_values_apart = 1;
   // Top-k's settle phase (one workgroup per SM): k = 2048 of keys below 2^8, the case that takes
   // it, us (2026-11-27, one session, two runs): 2^20 42.7 / 42.2 against 42.0 for the two
   // dispatches; 2^24 252.6 / 252.4 against 181.5, where 132 workgroups leave the SMs idle (two
@@ -240,7 +247,7 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
 }
 
 uint32_t chooseLargeTile(uint32_t count, uint32_t most_count, const uint32_t* tile_sizes, const uint32_t* max_tiles,
-                         uint32_t candidates, uint32_t slots, const LargeTileCost& cost) {
+                         uint32_t candidates, uint32_t slots, const LargeTileCost* costs) {
   uint32_t chosen = 0;
   double least = 0;
   bool found = false;
@@ -249,7 +256,7 @@ uint32_t chooseLargeTile(uint32_t count, uint32_t most_count, const uint32_t* ti
     if (std::max(1u, divCeil(most_count, tile_sizes[i])) > max_tiles[i]) continue;
     const uint64_t tiles = std::max(1u, divCeil(count, tile_sizes[i]));
     const double waves = static_cast<double>((tiles + slots - 1) / slots);
-    const double time = waves * (cost.fixed_ns + cost.per_key_ns * tile_sizes[i]);
+    const double time = waves * (costs[i].fixed_ns + costs[i].per_key_ns * tile_sizes[i]);
     if (!found || time < least) chosen = i, least = time, found = true;  // ties: the larger tile
   }
   return chosen;
