@@ -56,6 +56,11 @@
 // lose: 264 workgroups at 256 x 16 keys 1.46 / 5.66 ms at 2^24 / 2^26, 256 x 12 pairs 1.79 /
 // 6.97, 256 x 24 pairs with values apart 0.994 / 3.80; and on 132 workgroups at the default shapes
 // keys 0.545 / 1.97 and pairs 0.760 / 2.79 against 0.512 / 1.85 and 0.739 / 2.72 (2026-11-28).
+// With tickets, 264 workgroups of 384 x 16 keys (81 registers, 41 KiB) take exactly as long as 132
+// (1.09 / 4.18 ms), as do 384 x 12 pairs (1.39 / 5.36): no SM seems to run two of them at once
+// (81 registers, allocated 8 at a time, take 88 x 384 threads, over half the register file; CUB's
+// 74 take 80). A tile's time barely follows its size: about 12 us a tile at 512 x 26 and 12.6 at
+// 384 x 16 (staged whole, so ranked by ballots), less than half the keys.
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1
