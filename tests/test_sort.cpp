@@ -176,6 +176,7 @@ TuningConfig tilesInHalves() {
   c.lookback_keys_per_thread = lanes <= 4 ? 46 : lanes <= 8 ? 22 : 34;
   c.large_tile_min_count = 0xFFFFFFFFu;
   c.block_max_count = 0;
+  c.lookback_values_apart = 0;  // pairs too in parts (the device's tuning may stage values apart)
   return c;
 }
 
@@ -257,7 +258,12 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged w
   const SorterProperties p = getSorterProperties(apart.sorter());
   const uint32_t t = p.lookback_tile_size;
   REQUIRE(t == threads * c.lookback_keys_per_thread);  // not shrunk
-  REQUIRE(p.tuning.lookback_values_apart == 1);          // some tile takes it
+  // Some tile takes it, where the shapes were sized for the shared memory: with more, keys and
+  // values may fit whole.
+  if (apart.device().max_shared_memory == (lanes <= 16 ? 32768u : 49152u))
+    REQUIRE(p.tuning.lookback_values_apart == 1);
+  else
+    MESSAGE("values apart not checked: shapes sized for 32 KiB (48 KiB at 32 lanes) of shared memory");
   TuningConfig whole = c;
   whole.lookback_values_apart = 0;
   REQUIRE(getSorterProperties(contextWithTuning(whole).sorter()).tuning.lookback_values_apart == 0);

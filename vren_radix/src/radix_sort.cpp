@@ -354,11 +354,15 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     reported->lookback_workgroup_size = small.workgroup_size;
     reported->lookback_keys_per_thread = small.keys_per_thread;
     reported->lookback_poll_budget = small.lookback_poll_budget;
-    // 1 where any look-back tile stages its keys, then its values.
+    // 1 where any look-back tile that sorts values (the small ones and the large pairs ones) stages
+    // its keys, then its values.
     reported->lookback_values_apart = 0;
-    for (const auto& t : lookback->tiles)
-      if (t.tile_size && onesweepValuesApart(t.tuning, limits, reported == &s->properties.tuning ? 1 : 2, true))
+    for (uint32_t i = 0; i < detail::kLookbackTiles; ++i) {
+      const auto& t = lookback->tiles[i];
+      if (t.tile_size && detail::lookbackTileKind(i) != detail::LookbackTile::kLargeKeys &&
+          onesweepValuesApart(t.tuning, limits, reported == &s->properties.tuning ? 1 : 2, true))
         reported->lookback_values_apart = 1;
+    }
     reported->large_tile_min_count = lookback->large_min_count;
     reported->large_tile_workgroup_size = large.workgroup_size;
     reported->large_tile_keys_per_thread = large.keys_per_thread;
