@@ -9,7 +9,8 @@
 // many workgroups as run at once takes the tiles in turn (workgroup w: tiles w, w + grid, ...),
 // loading each next tile's keys as soon as the current ones are staged, so that those loads
 // are in flight during the current tile's stores (and no workgroup launch sits between tiles).
-// Staged in parts, values load once the tile's counts are published, in flight during the ranking.
+// Staged in parts or values apart, values load once the tile's counts are published, in flight
+// during the ranking.
 // Per tile (the steps in main):
 // 1. Load: subgroup s owns the contiguous segment of SUBGROUP_SIZE * KEYS_PER_THREAD keys from
 //    s * SUBGROUP_SIZE * KEYS_PER_THREAD; round i of lane l holds key i * SUBGROUP_SIZE + l of it
@@ -21,14 +22,15 @@
 // 5. Per bin: the output start, from the digit totals' scan and the look-back.
 // 6. Out in slot order, each key with its value, which was loaded with the key or after step 3
 //    (its latency hidden behind the ranking) and staged beside it (in parts where the tile is too
-//    large to stage whole).
+//    large to stage whole), or with VALUES_APART staged and stored after all the keys.
 // Tile size decides how much of each tile's fixed work (scans, barriers, the look-back) each
 // key carries, and more subgroups per tile hide more of the ranking's latency: at 2^26 keys on
 // an H200 (ballot ranking), 512 x 26 staged in halves (16 subgroups, 120 registers) 2.40 ms,
 // 768 x 10 (24 subgroups, packed counters, staged whole) 2.78, 384 x 20 (12) 2.87, and 512 x 10
 // (57 registers, a smaller tile) 3.27. Smaller workgroups whose registers would let two or three
 // share an SM lose: 256 x 26 (122 registers) 3.40, 384 x 16 (79) 3.13, 256 x 16 (75) 4.06.
-// Tiles staged in halves rank with the OR matcher (radix_tile_rank.glsl).
+// Tiles staged after the ranking (in parts, or values apart) rank with the OR matcher
+// (radix_tile_rank.glsl).
 // Where a tile's time goes (thread 0's clock after each CLOCK_ step below, in a build with
 // VREN_RADIX_SHADER_CLOCKS: `vren-radix demo --profile`; H200, 2^26, workgroups looping over the
 // tiles, the values still loaded beside the keys), us per tile, keys alone at 512 x 26 / pairs at
@@ -64,9 +66,10 @@
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1
-//                                with values), in P = STAGE_PARTS parts of R = ceil(KEYS_PER_THREAD
-//                                / P) rounds (with P > 1, first the OR matcher's words where they
-//                                fit)
+//                                with values, 0 with VALUES_APART: the tile's keys, later its
+//                                values), in P = STAGE_PARTS parts of R = ceil(KEYS_PER_THREAD / P)
+//                                rounds (staged after the ranking, first the OR matcher's words
+//                                where they fit)
 //   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin, counts, then the
 //                                next slot in the tile (half with RANK_PACKED); and s_bin_start
 //                                4 BINS, where each bin starts in the tile
@@ -93,9 +96,9 @@ layout(constant_id = VREN_RADIX_SPEC_POLL_ATOMIC) const bool POLL_ATOMIC = true;
 // Polls per thread and tile of words not yet published, in all; 0: no word is read at all, every earlier
 // tile is counted from its keys.
 layout(constant_id = VREN_RADIX_SPEC_POLL_BUDGET) const uint POLL_BUDGET = 4096;
-// 1: each key (and value) is staged as soon as it is ranked. More: every key stays in registers
-// until the stores, which stage the tile in this many parts of ceil(KEYS_PER_THREAD / STAGE_PARTS)
-// rounds each: tiles larger than the shared memory holds whole.
+// 1: each key (and value) is staged as soon as it is ranked, unless VALUES_APART. More: every key
+// stays in registers until the stores, which stage the tile in this many parts of
+// ceil(KEYS_PER_THREAD / STAGE_PARTS) rounds each: tiles larger than the shared memory holds whole.
 layout(constant_id = VREN_RADIX_SPEC_STAGE_PARTS) const uint STAGE_PARTS = 1;
 // true: the workgroups loop over the tiles (TuningConfig::large_tile_loop), each loading its next
 // tile's keys once the current ones are staged; false: one tile each, and none of that code.
@@ -287,8 +290,8 @@ void main() {
   if (LOOP_TILES) scan_digit_totals(digit_total, digit_base);
 
   // 1. Load the keys (and staged as ranked, the values). Later tiles' keys are loaded during the
-  //    previous tile's work: after its ranking where it is staged as ranked, else during its last
-  //    part's stores (step 6).
+  //    previous tile's work: after its ranking where it is staged as ranked, with VALUES_APART once
+  //    its keys are staged, else during its last part's stores (step 6).
   Key keys[KEYS_PER_THREAD];
   uint values[KEYS_PER_THREAD];
   load_keys(keys_in, tile, count, keys);
@@ -341,7 +344,7 @@ void main() {
     }
     barrier();  // every subgroup's starts final
     clock_step(CLOCK_PUBLISH);
-    // Staged in parts, the values now, in flight during the ranking (the store phase's loads are
+    // Staged after the ranking, the values now, in flight during the ranking (the store phase's loads are
     // then the keys' alone, and the counts are out first): 2^20 / 2^22 / 2^24 / 2^26 pairs in
     // 0.080 / 0.221 / 0.738 / 2.71 ms against 0.084 / 0.234 / 0.776 / 2.83 loaded with the keys
     // (H200, 2026-11-28).
@@ -349,7 +352,7 @@ void main() {
 
     // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow
     //    input order, so the slots are stable. A key's registers are free after its round.
-    uint ranks[RANK_WORDS];  // the slots, for the stores in parts (ranked_slot)
+    uint ranks[RANK_WORDS];  // the slots, for staging after the ranking (ranked_slot)
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const bool valid = loaded_slot(i) < tile_keys;
       uint bin = bin_of(keys[i]);

@@ -52,10 +52,10 @@ constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
                              uint32_t slot_words, bool packed, uint32_t stage_parts = 1);
 // In how many parts a look-back tile of this shape is staged for its stores: the fewest that fit
-// with packed counters (more than one keeps every key in registers until the stores), each slot
-// with its key and, with values, its value (a 512 x 24 tile of u32 pairs in 3 parts of 8 rounds
-// on 48 KiB, keys alone in 2). lookbackTuning keeps the keys asked for where halves hold them
-// alone, else it takes fewer keys, staged whole.
+// with packed counters (more than one, or one with values apart, keeps every key in registers
+// until the stores), each slot with its key and, with values, its value (a 512 x 24 tile of u32
+// pairs in 3 parts of 8 rounds on 48 KiB, keys alone in 2). lookbackTuning keeps the keys asked
+// for where halves hold them alone, else it takes fewer keys, staged whole.
 uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values);
 // With values, where the tuning asks for it (lookback_values_apart) and the tile's keys fit the
 // stage whole but not with their values: the keys staged whole and stored, then the values.
@@ -107,7 +107,7 @@ struct LargeTileCost {
 };
 constexpr LargeTileCost kLargeTileCostKeys = {6200, 0.45};
 constexpr LargeTileCost kLargeTileCostPairs = {7800, 0.73};
-// Pairs tiles whose values stage apart (onesweepValuesApart): 512 x 16 on the H200, workgroups
+// Pairs tiles whose values stage apart (onesweepValuesApart): 512 x 16 u32 pairs on the H200, workgroups
 // looping, 2^22 / 2^24 / 2^26 pairs 218 / 733 / 2750 us against 222 / 739 / 2720 for the shapes
 // the pairs cost above chose (512 x 22 / 24 / 24, staged in parts; 2026-11-28). Fitted to the
 // ratio of a wave's time at 2^24 and 2^26 (0.68 of 512 x 24's): 0.44 ns a key, which also took
