@@ -689,28 +689,28 @@ int main(int argc, char** argv) {
     copy_gbps = std::max(transfer_gbps, shader_gbps);
     vren::radix::bench::addDeviceContext(*ctx);
     benchmark::AddCustomContext("subgroup_size", std::to_string(props.subgroup_size));
+    const vren::radix::TuningConfig& t = props.tuning;
+    // "W x K (tile N, down to M keys" of a large tile.
+    auto large = [](uint32_t threads, uint32_t keys, uint32_t tile, uint32_t least) {
+      return std::to_string(threads) + "x" + std::to_string(keys) + " (tile " + std::to_string(tile) + ", down to " +
+             std::to_string(least) + " keys";
+    };
     benchmark::AddCustomContext(
-        "tuning", "workgroup_size " + std::to_string(props.tuning.workgroup_size) + ", keys_per_thread " +
-                      std::to_string(props.tuning.keys_per_thread) + ", tile " + std::to_string(props.tile_size) +
-                      ", " + std::to_string(props.tuning.digit_bits) + "-bit digits; look-back up to " +
-                      std::to_string(props.tuning.lookback_max_count) + " keys, " +
-                      std::to_string(props.tuning.lookback_workgroup_size) + "x" +
-                      std::to_string(props.tuning.lookback_keys_per_thread) + " (tile " +
-                      std::to_string(props.lookback_tile_size) + "), from " +
-                      std::to_string(props.tuning.large_tile_min_count) + " keys " +
-                      std::to_string(props.tuning.large_tile_workgroup_size) + "x" +
-                      std::to_string(props.tuning.large_tile_keys_per_thread) + " (tile " +
-                      std::to_string(props.large_tile_size) + ", down to " +
-                      std::to_string(props.tuning.large_tile_min_keys_per_thread) + " keys), pairs " +
-                      std::to_string(props.tuning.large_tile_pairs_workgroup_size) + "x" +
-                      std::to_string(props.tuning.large_tile_pairs_keys_per_thread) + " (tile " +
-                      std::to_string(props.large_tile_pairs_size) + ", down to " +
-                      std::to_string(props.tuning.large_tile_pairs_min_keys_per_thread) + " keys; " +
-                      std::to_string(props.tuning.large_tile_slots) + " tiles at once" +
-                      (props.tuning.large_tile_loop ? ", keys looping" : "") +
-                      (props.tuning.large_tile_pairs_loop ? ", pairs looping" : "") +
-                      (props.tuning.lookback_values_apart ? ", values apart" : "") + "); one dispatch up to " +
-                      std::to_string(props.block_size) + " keys");
+        "tuning",
+        "workgroup_size " + std::to_string(t.workgroup_size) + ", keys_per_thread " +
+            std::to_string(t.keys_per_thread) + ", tile " + std::to_string(props.tile_size) + ", " +
+            std::to_string(t.digit_bits) + "-bit digits; look-back up to " + std::to_string(t.lookback_max_count) +
+            " keys, " + std::to_string(t.lookback_workgroup_size) + "x" + std::to_string(t.lookback_keys_per_thread) +
+            " (tile " + std::to_string(props.lookback_tile_size) + "), from " + std::to_string(t.large_tile_min_count) +
+            " keys " +
+            large(t.large_tile_workgroup_size, t.large_tile_keys_per_thread, props.large_tile_size,
+                  t.large_tile_min_keys_per_thread) +
+            "), pairs " +
+            large(t.large_tile_pairs_workgroup_size, t.large_tile_pairs_keys_per_thread, props.large_tile_pairs_size,
+                  t.large_tile_pairs_min_keys_per_thread) +
+            "; " + std::to_string(t.large_tile_slots) + " tiles at once" + (t.large_tile_loop ? ", keys looping" : "") +
+            (t.large_tile_pairs_loop ? ", pairs looping" : "") + (t.lookback_values_apart ? ", values apart" : "") +
+            "); one dispatch up to " + std::to_string(props.block_size) + " keys");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));
     benchmark::AddCustomContext("copy_bandwidth_transfer_gbps", formatDouble(transfer_gbps, 1));

@@ -344,10 +344,10 @@ void main() {
     }
     barrier();  // every subgroup's starts final
     clock_step(CLOCK_PUBLISH);
-    // Staged after the ranking, the values now, in flight during the ranking (the store phase's loads are
-    // then the keys' alone, and the counts are out first): 2^20 / 2^22 / 2^24 / 2^26 pairs in
-    // 0.080 / 0.221 / 0.738 / 2.71 ms against 0.084 / 0.234 / 0.776 / 2.83 loaded with the keys
-    // (H200, 2026-11-28).
+    // Staged after the ranking, the values now, in flight during the ranking (the store phase's
+    // loads are then the keys' alone, and the counts are out first): 2^20 / 2^22 / 2^24 / 2^26
+    // pairs in 0.080 / 0.221 / 0.738 / 2.71 ms against 0.084 / 0.234 / 0.776 / 2.83 loaded with the
+    // keys (H200, 2026-11-28).
     if (VALUES_AFTER_PUBLISH) load_values(values_in, index_values, tile, count, values);
 
     // 4. Rank, straight into the key's slot in the tile (radix_tile_rank.glsl). Rounds follow

@@ -345,8 +345,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
   const uint32_t tile_u64 = tuning_u64.workgroup_size * tuning_u64.keys_per_thread;
   s->properties.tuning = tuning;
   s->properties.tuning_u64 = tuning_u64;
-  for (auto [reported, lookback] : {std::pair{&s->properties.tuning, &s->u32.lookback},
-                                    std::pair{&s->properties.tuning_u64, &s->u64.lookback}}) {
+  for (auto [reported, lookback, key_words] : {std::tuple{&s->properties.tuning, &s->u32.lookback, 1u},
+                                               std::tuple{&s->properties.tuning_u64, &s->u64.lookback, 2u}}) {
     const TuningConfig& small = lookback->tiles[0].tuning;
     const TuningConfig& large = lookback->tiles[detail::kLargeKeysTile].tuning;
     const TuningConfig& large_pairs = lookback->tiles[detail::kLargePairsTile].tuning;
@@ -360,7 +360,7 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     for (uint32_t i = 0; i < detail::kLookbackTiles; ++i) {
       const auto& t = lookback->tiles[i];
       if (t.tile_size && detail::lookbackTileKind(i) != detail::LookbackTile::kLargeKeys &&
-          onesweepValuesApart(t.tuning, limits, reported == &s->properties.tuning ? 1 : 2, true))
+          onesweepValuesApart(t.tuning, limits, key_words, true))
         reported->lookback_values_apart = 1;
     }
     reported->large_tile_min_count = lookback->large_min_count;

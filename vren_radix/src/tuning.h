@@ -107,15 +107,17 @@ struct LargeTileCost {
 };
 constexpr LargeTileCost kLargeTileCostKeys = {6200, 0.45};
 constexpr LargeTileCost kLargeTileCostPairs = {7800, 0.73};
-// Pairs tiles whose values stage apart (onesweepValuesApart): 512 x 16 u32 pairs on the H200, workgroups
-// looping, 2^22 / 2^24 / 2^26 pairs 218 / 733 / 2750 us against 222 / 739 / 2720 for the shapes
-// the pairs cost above chose (512 x 22 / 24 / 24, staged in parts; 2026-11-28). Fitted to the
-// ratio of a wave's time at 2^24 and 2^26 (0.68 of 512 x 24's): 0.44 ns a key, which also took
-// 512 x 16 at 2560x1440, 0.210 ms against 0.200 at 512 x 20 in parts; 0.45 keeps 512 x 20 there.
+// Pairs tiles whose values stage apart (onesweepValuesApart): 512 x 16 u32 pairs on the H200,
+// workgroups looping, 2^22 / 2^24 / 2^26 pairs 218 / 733 / 2750 us against 222 / 739 / 2720 for
+// the shapes the pairs cost above chose (512 x 22 / 24 / 24, staged in parts; 2026-11-28).
+// Fitted to the ratio of a wave's time at 2^24 and 2^26 (0.68 of 512 x 24's): 0.44 ns a key,
+// which also took 512 x 16 at 2560x1440, 0.210 ms against 0.200 at 512 x 20 in parts; 0.45 keeps
+// 512 x 20 there.
 constexpr LargeTileCost kLargeTileCostPairsApart = {7800, 0.45};
-// Which of the candidates' tiles (tile_sizes, 0: none; the first the largest; each at costs[i]) a sort of `count`
-// keys takes, with `slots` tiles running at once (0: unknown, the first), among those whose tiles
-// for `most_count` keys (a GPU-side count's bound; at least count) are at most max_tiles[i].
+// Which of the candidates' tiles (tile_sizes, 0: none; the first the largest; each weighed at
+// costs[i]) a sort of `count` keys takes, with `slots` tiles running at once (0: unknown, the
+// first), among those whose tiles for `most_count` keys (a GPU-side count's bound; at least
+// count) are at most max_tiles[i].
 uint32_t chooseLargeTile(uint32_t count, uint32_t most_count, const uint32_t* tile_sizes, const uint32_t* max_tiles,
                          uint32_t candidates, uint32_t slots, const LargeTileCost* costs);
 
