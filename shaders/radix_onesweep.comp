@@ -50,19 +50,26 @@
 // 1.98 / 2.76. So did 32-bit keys staged beside their values (adjacent words, for 8-byte shared
 // accesses): pairs 0.763 / 2.81 at 2^24 / 2^26 against 0.739 / 2.72 (2026-11-28). A workgroup per
 // tile adds 4.8 us a tile of launch and first loads (pairs). Each SM runs one tile at a time, so
-// its memory idles while it ranks (CUB runs two 384-thread workgroups per SM): the driver does not
-// keep two workgroups of this shader on every SM, even at 256 threads, 71 registers and 24.6 KiB
-// (264 looping workgroups of 256 threads collapse: at 83 registers and 28 KiB they take 36-60x as
-// long as 132). Looping workgroups that take their tiles by an atomic ticket, in the order they
-// ask (so that each tile waited for is held by a running workgroup), end the collapse but still
-// lose: 264 workgroups at 256 x 16 keys 1.46 / 5.66 ms at 2^24 / 2^26, 256 x 12 pairs 1.79 /
-// 6.97, 256 x 24 pairs with values apart 0.994 / 3.80; and on 132 workgroups at the default shapes
-// keys 0.545 / 1.97 and pairs 0.760 / 2.79 against 0.512 / 1.85 and 0.739 / 2.72 (2026-11-28).
-// With tickets, 264 workgroups of 384 x 16 keys (81 registers, 41 KiB) take exactly as long as 132
-// (1.09 / 4.18 ms), as do 384 x 12 pairs (1.39 / 5.36): no SM seems to run two of them at once
-// (81 registers, allocated 8 at a time, take 88 x 384 threads, over half the register file; CUB's
-// 74 take 80). A tile's time barely follows its size: about 12 us a tile at 512 x 26 and 12.6 at
-// 384 x 16 (staged whole, so ranked by ballots), less than half the keys.
+// its memory idles while it ranks (CUB runs two 384-thread workgroups per SM). NVIDIA's Vulkan
+// driver gives an SM 48 KiB of shared memory in all, whatever the registers (a probe of
+// workgroups that only hold shared memory: two share an SM at 24,576 bytes each, one runs at
+// 24,832; three at 16,384, two at 16,640), so two of these workgroups share an SM only at 24 KiB
+// or less. Over it, 264 looping workgroups that take their tiles by index collapse (36-60x as
+// long as 132), and taking them by an atomic ticket, in the order they ask, they take exactly as
+// long as 132 (384 x 12 keys, 73 registers, 34.9 KiB: 1.17 / 4.52 ms at 2^24 / 2^26 on both).
+// Tickets lose on 132 workgroups: keys 0.545 / 1.97 and pairs 0.760 / 2.79 against 0.512 / 1.85
+// and 0.739 / 2.72, read through subgroupBroadcastFirst 0.536 / 1.95 and 0.748 / 2.78; per step
+// their clocks match these but for the ticket's fetch (+190 cycles a tile for keys, +470 for
+// pairs). At 24 KiB or less (tiles staged in more parts) two workgroups do share an SM, and it
+// nearly doubles their speed: 256 x 24 keys 3.57 -> 2.19 ms at 2^26 from 132 to 264 workgroups,
+// 256 x 11 keys 6.42 -> 3.79, 256 x 24 pairs 4.15 -> 2.68. But the smaller tiles give that back:
+// on 264 workgroups keys 384 x 16 (80 registers) 0.537 / 1.99 ms and 256 x 32 0.549 / 2.00 against
+// 0.511 / 1.85 here; pairs 384 x 12 (80 registers) 0.698 / 2.64 against 0.731 / 2.71, 0.207 /
+// 0.184 / 0.369 at 2^22 / 2560 x 1440 / 3840 x 2160 against 0.218 / 0.197 / 0.392, and 0.081
+// against 0.078 at 2^20 (2026-11-28). Those pairs shapes sit at the register file's edge (80 x
+// 384 x 2, and 256 x 24 at 128 x 256 x 2): one register more and, by index, they would collapse.
+// A tile's time barely follows its size: about 12 us a tile at 512 x 26, 12.6 at 384 x 16 (staged
+// whole, so ranked by ballots) and 8.9 at 256 x 11, one workgroup per SM.
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage       4 (W + V) R G  the tile in bin order, a part's keys then its values (V = 1

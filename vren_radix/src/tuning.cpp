@@ -67,12 +67,12 @@ constexpr TuningConfig nvidiaTuning() {
   t.large_tile_min_keys_per_thread = 20;
   t.large_tile_pairs_min_keys_per_thread = 16;
   // With values, the 512 x 16 tile's keys staged whole and stored, then its values (the only u32
-  // pairs shape here that takes it; u64 pairs, 512 x 8, take it too, unmeasured), 2^20 / 2^22 /
-  // 2^24 / 2^26 pairs, us, two runs alternating (2026-11-28): 78 / 218 / 733 / 2750 against 80 /
-  // 222 / 739 / 2720 for this tuning staging in parts (512 x 16 at 2^20, 512 x 22 / 24 / 24
-  // above); 512 x 17 apart 80 / 229 / 766 / 2890. With its own cost (kLargeTileCostPairsApart,
-  // tuning.h), the shape chooser takes 512 x 16 from 2^20 to 2^24 pairs (not at 2560x1440) and
-  // 512 x 24 at 2^25 and 2^26.
+  // pairs shape here that takes it; u64 pairs, 512 x 8, take it too: 2^20 / 2^24 0.204 / 2.26 ms
+  // against 0.207 / 2.34-2.35 in parts, two runs each, 2026-11-28), 2^20 / 2^22 / 2^24 / 2^26 pairs,
+  // us, two runs alternating (2026-11-28): 78 / 218 / 733 / 2750 against 80 / 222 / 739 / 2720 for
+  // this tuning staging in parts (512 x 16 at 2^20, 512 x 22 / 24 / 24 above); 512 x 17 apart 80 /
+  // 229 / 766 / 2890. With its own cost (kLargeTileCostPairsApart, tuning.h), the shape chooser
+  // takes 512 x 16 from 2^20 to 2^24 pairs (not at 2560x1440) and 512 x 24 at 2^25 and 2^26.
   t.lookback_values_apart = 1;
   // Top-k's settle phase (one workgroup per SM): k = 2048 of keys below 2^8, the case that takes
   // it, us (2026-11-27, one session, two runs): 2^20 42.7 / 42.2 against 42.0 for the two
