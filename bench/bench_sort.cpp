@@ -40,6 +40,7 @@
 #include "args.h"
 #include "bench_common.h"
 #include "bench_context.h"
+#include "bench_pipeline.h"
 #include "checked_sorts.h"
 #include "cpu_radix.h"
 #include "gpu_timing.h"
@@ -519,9 +520,7 @@ double measureCopyBandwidth(Context& ctx, uint64_t heap_bytes, uint64_t* bytes) 
 double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
   const VkDevice device = ctx.vkDevice();
   vren::radix::GpuBuffer src{}, dst{};
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  VkShaderModule module = VK_NULL_HANDLE;
+  vren::radix::bench::BenchPipeline copy(device);
   std::vector<double> ms;
   std::string error;
   struct CopyConstants {  // shaders/bench_copy.comp's push-constant block
@@ -538,23 +537,8 @@ double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
     constants.source = vkGetBufferDeviceAddress(device, &address);
     address.buffer = dst.buffer;
     constants.destination = vkGetBufferDeviceAddress(device, &address);
-    const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants)};
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &range;
-    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = sizeof(vren_radix_bench_copy_spv);
-    module_info.pCode = vren_radix_bench_copy_spv;
-    ok = vkCreatePipelineLayout(device, &layout_info, nullptr, &layout) == VK_SUCCESS &&
-         vkCreateShaderModule(device, &module_info, nullptr, &module) == VK_SUCCESS;
-    if (ok) {
-      VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-      info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module,
-                    "main", nullptr};
-      info.layout = layout;
-      ok = vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline) == VK_SUCCESS;
-    }
-    if (!ok) error = "creating the copy pipeline failed";
+    ok = copy.init(vren_radix_bench_copy_spv, sizeof(vren_radix_bench_copy_spv), sizeof(constants), "copy", &error) &&
+         copy.make(nullptr, "copy", &error);
   }
   ok = ok && ctx.submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, src.buffer, 0, VK_WHOLE_SIZE, 0x12345678u); },
                         &error);
@@ -563,8 +547,7 @@ double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
   auto copies = [&](int n, double* t) {
     return ctx.submit(
         [&](VkCommandBuffer cmd) {
-          vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-          vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
+          copy.bind(cmd, &constants, sizeof(constants));
           for (int i = 0; i < n; ++i) {
             if (i > 0)  // the copies write the same buffer
               ctx.cmdBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
@@ -581,9 +564,6 @@ double measureShaderCopyBandwidth(Context& ctx, uint64_t bytes) {
     ok = copies(1, &t);
     ms.push_back(t);
   }
-  if (pipeline) vkDestroyPipeline(device, pipeline, nullptr);
-  if (module) vkDestroyShaderModule(device, module, nullptr);
-  if (layout) vkDestroyPipelineLayout(device, layout, nullptr);
   if (src.buffer) ctx.destroyBuffer(&src);
   if (dst.buffer) ctx.destroyBuffer(&dst);
   if (!ok || ms.size() < 2) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_pipeline.h"
 #include "spirv/bench_occupancy.h"
 #include "vren_radix/context.h"
 
@@ -38,69 +39,36 @@ struct OccupancyConstants {  // shaders/bench_occupancy.comp's push-constant blo
   uint32_t spin;
 };
 
-// The pipeline for `threads` threads and `shared` bytes, and what it needs; all destroyed with it.
+// The probe's pipeline and counters; measure() remakes the pipeline for each shape.
 class Probe {
  public:
-  explicit Probe(Context& ctx) : ctx_(ctx) {}
+  explicit Probe(Context& ctx) : ctx_(ctx), pipeline_(ctx.vkDevice()) {}
   ~Probe() {
-    const VkDevice device = ctx_.vkDevice();
-    if (pipeline_) vkDestroyPipeline(device, pipeline_, nullptr);
-    if (module_) vkDestroyShaderModule(device, module_, nullptr);
-    if (layout_) vkDestroyPipelineLayout(device, layout_, nullptr);
     if (counters_.buffer) ctx_.destroyBuffer(&counters_);
   }
   Probe(const Probe&) = delete;
   Probe& operator=(const Probe&) = delete;
 
   bool init(std::string* error) {
-    const VkDevice device = ctx_.vkDevice();
-    if (!ctx_.createBuffer(16, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, true, &counters_, error)) return false;
-    const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(OccupancyConstants)};
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &range;
-    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = sizeof(vren_radix_bench_occupancy_spv);
-    module_info.pCode = vren_radix_bench_occupancy_spv;
-    if (vkCreatePipelineLayout(device, &layout_info, nullptr, &layout_) != VK_SUCCESS ||
-        vkCreateShaderModule(device, &module_info, nullptr, &module_) != VK_SUCCESS) {
-      *error = "Creating the probe's pipeline layout or shader module failed.";
-      return false;
-    }
-    return true;
+    return ctx_.createBuffer(16, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, true, &counters_, error) &&
+           pipeline_.init(vren_radix_bench_occupancy_spv, sizeof(vren_radix_bench_occupancy_spv),
+                          sizeof(OccupancyConstants), "probe", error);
   }
 
   // The most workgroups of `threads` threads and `shared` bytes seen running at once among
   // `groups`; false after saying why.
   bool measure(uint32_t threads, uint32_t shared, uint32_t groups, uint32_t spin, uint32_t* most, std::string* error) {
-    const VkDevice device = ctx_.vkDevice();
-    if (pipeline_) vkDestroyPipeline(device, pipeline_, nullptr);
-    pipeline_ = VK_NULL_HANDLE;
     const uint32_t values[2] = {threads, shared / 4};
     const VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
     const VkSpecializationInfo specialization{2, entries, sizeof(values), values};
-    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  nullptr,
-                  0,
-                  VK_SHADER_STAGE_COMPUTE_BIT,
-                  module_,
-                  "main",
-                  &specialization};
-    info.layout = layout_;
-    if (vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline_) != VK_SUCCESS) {
-      *error = "Creating the probe's pipeline for " + std::to_string(threads) + " threads and " +
-               std::to_string(shared) + " bytes failed.";
-      return false;
-    }
+    if (!pipeline_.make(&specialization, "probe", error)) return false;
     std::memset(counters_.mapped, 0, 16);
     VkBufferDeviceAddressInfo address{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
     address.buffer = counters_.buffer;
-    const OccupancyConstants constants{vkGetBufferDeviceAddress(device, &address), spin};
+    const OccupancyConstants constants{vkGetBufferDeviceAddress(ctx_.vkDevice(), &address), spin};
     const bool ran = ctx_.submit(
         [&](VkCommandBuffer cmd) {
-          vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
-          vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
+          pipeline_.bind(cmd, &constants, sizeof(constants));
           vkCmdDispatch(cmd, groups, 1, 1);
         },
         error);
@@ -117,9 +85,7 @@ class Probe {
  private:
   Context& ctx_;
   GpuBuffer counters_{};
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;
-  VkShaderModule module_ = VK_NULL_HANDLE;
-  VkPipeline pipeline_ = VK_NULL_HANDLE;
+  vren::radix::bench::BenchPipeline pipeline_;
 };
 
 bool parseFlag(const char* arg, const char* name, uint64_t max, uint64_t* value) {
