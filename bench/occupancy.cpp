@@ -152,8 +152,9 @@ int main(int argc, char** argv) {
   const uint32_t units = vren::radix::getSorterProperties(ctx->sorter()).tuning.large_tile_slots;
   const bool cpu = d.type == "CPU";
   if (spin == 0) spin = cpu ? 200 : 60000;
-  // Enough workgroups for 16 at once on each unit (and no more than a CPU device runs soon).
-  const uint32_t groups = cpu ? 16u : std::max(1u, units) * 16u;
+  // Enough workgroups for 16 at once on each unit (where their number is not told, 4096), and no
+  // more than a CPU device runs soon.
+  const uint32_t groups = cpu ? 16u : units ? units * 16u : 4096u;
   std::printf("device: %s (%s), %u bytes of shared memory a workgroup at most, %s\n", d.name.c_str(), d.driver.c_str(),
               most_shared, units ? (std::to_string(units) + " SMs or compute units").c_str() : "units not told");
   Probe probe(*ctx);
@@ -170,7 +171,7 @@ int main(int argc, char** argv) {
     std::printf("%u threads, %6u bytes of shared memory: %5u workgroups at once of %u", static_cast<uint32_t>(threads),
                 bytes, most, groups);
     if (units) std::printf(" (%.2f per unit)", static_cast<double>(most) / units);
-    std::printf("\n");
+    std::printf(most == groups ? ": all at once, so more may fit\n" : "\n");
   }
   return 0;
 }
