@@ -358,6 +358,7 @@ struct Flags {
   int large_tile_loop = -1, large_pairs_loop = -1;  // --large-tile-loop, --large-pairs-loop; -1: the tuning's
   uint32_t large_tile_slots = 0;                     // --large-tile-slots; 0: the tuning's
   int values_apart = -1;                             // --values-apart; -1: the tuning's
+  uint32_t large_tile_per_unit = 0, large_pairs_per_unit = 0;  // --large-tile-per-unit, --large-pairs-per-unit
 };
 
 // COUNT[xKEYS_PER_THREAD[xTHREADS]] of --lookback and --large-tile, or with `count` null
@@ -439,6 +440,14 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
         return false;
       }
       flags->large_tile_slots = static_cast<uint32_t>(slots);
+    } else if (key == "--large-tile-per-unit" || key == "--large-pairs-per-unit") {
+      uint64_t n = 0;
+      if (!vren::radix::cli::parseUint(value, 16, &n) || n == 0) {
+        *error = key + " takes how many workgroups of those large tiles share an SM, 1 to 16, as in " + key + "=2.";
+        return false;
+      }
+      (key == "--large-tile-per-unit" ? flags->large_tile_per_unit : flags->large_pairs_per_unit) =
+          static_cast<uint32_t>(n);
     } else if (key == "--values-apart") {
       if (value != "0" && value != "1") {
         *error = "--values-apart takes 0 or 1: look-back tiles stage their keys whole, then their values.";
@@ -600,7 +609,9 @@ constexpr const char* kFlagsHelp =
     "  --large-tile-slots=N large tiles that run at once (default: one per SM): the looping grid, the\n"
     "                    choice between large-tile shapes and the GPU-side count's excess-tile rule\n"
     "  --values-apart=0|1 with values, tiles whose keys fit shared memory whole stage them, then\n"
-    "                    the values (1), or stage keys and values in parts (0)\n\n";
+    "                    the values (1), or stage keys and values in parts (0)\n"
+    "  --large-tile-per-unit=N, --large-pairs-per-unit=N N workgroups of large tiles of keys alone, or\n"
+    "                    with values, share an SM: each within 1/N of its shared memory\n\n";
 
 int main(int argc, char** argv) {
   Flags flags;
@@ -630,9 +641,9 @@ int main(int argc, char** argv) {
   if (flags.lookback_set) flags.tuning.lookback_max_count = flags.lookback_max_count;
   if (flags.tuned) options.tuning = &flags.tuning;
   std::unique_ptr<Context> ctx = Context::create(options, &error);
-  const bool large_flags =
-      flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 || flags.large_pairs_loop >= 0 ||
-      flags.large_tile_slots > 0 || flags.values_apart >= 0;
+  const bool large_flags = flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 ||
+                           flags.large_pairs_loop >= 0 || flags.large_tile_slots > 0 || flags.values_apart >= 0 ||
+                           flags.large_tile_per_unit > 0 || flags.large_pairs_per_unit > 0;
   if (ctx && large_flags) {  // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
     if (flags.large_tile_loop >= 0) flags.tuning.large_tile_loop = static_cast<uint32_t>(flags.large_tile_loop);
@@ -640,6 +651,8 @@ int main(int argc, char** argv) {
     if (flags.large_tile_set) flags.tuning.large_tile_min_count = flags.large_tile_min_count;
     if (flags.large_tile_slots) flags.tuning.large_tile_slots = flags.large_tile_slots;
     if (flags.values_apart >= 0) flags.tuning.lookback_values_apart = static_cast<uint32_t>(flags.values_apart);
+    if (flags.large_tile_per_unit) flags.tuning.large_tile_per_unit = flags.large_tile_per_unit;
+    if (flags.large_pairs_per_unit) flags.tuning.large_tile_pairs_per_unit = flags.large_pairs_per_unit;
     // A keys per thread given pins that one shape.
     if (flags.large_tile_keys_per_thread) {
       flags.tuning.large_tile_keys_per_thread = flags.large_tile_keys_per_thread;
@@ -690,6 +703,9 @@ int main(int argc, char** argv) {
                   t.large_tile_pairs_min_keys_per_thread) +
             "; " + std::to_string(t.large_tile_slots) + " tiles at once" + (t.large_tile_loop ? ", keys looping" : "") +
             (t.large_tile_pairs_loop ? ", pairs looping" : "") + (t.lookback_values_apart ? ", values apart" : "") +
+            (t.large_tile_per_unit > 1 ? ", keys " + std::to_string(t.large_tile_per_unit) + " an SM" : "") +
+            (t.large_tile_pairs_per_unit > 1 ? ", pairs " + std::to_string(t.large_tile_pairs_per_unit) + " an SM"
+                                             : "") +
             "); one dispatch up to " + std::to_string(props.block_size) + " keys");
     benchmark::AddCustomContext("device_local_heap_mib", std::to_string(heap >> 20));
     benchmark::AddCustomContext("copy_bandwidth_gbps", formatDouble(copy_gbps, 1));

@@ -6,7 +6,8 @@
 // (radix_histogram.comp). Values move in the same pass as their keys.
 //
 // A workgroup sorts one tile, or with LOOP_TILES (TuningConfig::large_tile_loop) a grid of as
-// many workgroups as run at once takes the tiles in turn (workgroup w: tiles w, w + grid, ...),
+// many workgroups as run at once takes the tiles in turn (workgroup w: tiles w, w + grid, ...; in
+// the VREN_RADIX_LOOP_TICKETS build, below, in the order the workgroups ask),
 // loading each next tile's keys as soon as the current ones are staged, so that those loads
 // are in flight during the current tile's stores (and no workgroup launch sits between tiles).
 // Staged in parts or values apart, values load once the tile's counts are published, in flight
@@ -68,6 +69,14 @@
 // 0.184 / 0.369 at 2^22 / 2560 x 1440 / 3840 x 2160 against 0.218 / 0.197 / 0.392, and 0.081
 // against 0.078 at 2^20 (2026-11-28). Those pairs shapes sit at the register file's edge (80 x
 // 384 x 2, and 256 x 24 at 128 x 256 x 2): one register more and, by index, they would collapse.
+// By ticket (TuningConfig::large_tile_pairs_per_unit 2, 264 workgroups), 2^20 / 2^22 / 2560 x
+// 1440 / 3840 x 2160 / 2^24 / 2^26 pairs at 384 x 12: 0.081 / 0.223-0.225 / 0.192 / 0.386 /
+// 0.706-0.707 / 2.64 ms with the first ticket taken after the skip flag's barrier behind one more
+// barrier (and the ticket behind a specialization constant); 0.083-0.084 / 0.228-0.231 / 0.196-
+// 0.197 / 0.392-0.393 / 0.722-0.728 / 2.70-2.71 as built here; today's tiles 0.078 / 0.218-0.220
+// / 0.198-0.201 / 0.392-0.393 / 0.732-0.733 / 2.71-2.72 in the same runs. 384 x 14 (80
+// registers, 16 bytes spilled, 24,144 bytes) does not collapse by ticket: 0.835 / 2.96 at 2^24 /
+// 2^26. 384 x 12 on 132 workgroups (one an SM) takes 0.992 / 3.83 (2026-11-28).
 // A tile's time barely follows its size: about 12 us a tile at 512 x 26, 12.6 at 384 x 16 (staged
 // whole, so ranked by ballots) and 8.9 at 256 x 11, one workgroup per SM.
 //
@@ -117,6 +126,19 @@ layout(constant_id = VREN_RADIX_SPEC_LOOP_TILES) const bool LOOP_TILES = false;
 layout(constant_id = VREN_RADIX_SPEC_VALUES_APART) const bool VALUES_APART_ASKED = false;
 
 #include "workgroup_scan.glsl"
+
+// VREN_RADIX_LOOP_TICKETS (its own SPIR-V, for tilings where several workgroups are meant to
+// share an SM: TuningConfig::large_tile_per_unit): looping workgroups take their tiles by an
+// atomic ticket (this pass's state word) in the order they ask, instead of by index, so that
+// where fewer run at once than the grid holds, no tile waits for a workgroup that has not
+// started. Each ticket is fetched a step before it is needed: the first while the skip flag is
+// found, each next one while the current tile is counted. (Without the define this shader
+// compiles to what it was before tickets: in the same shader behind a specialization constant
+// they cost 512 x 16 pairs 6 registers and 4.5 % at 2^24 on an H200.)
+#ifdef VREN_RADIX_LOOP_TICKETS
+const bool LOOP_TICKETS = LOOP_TILES;
+shared uint s_ticket;  // the workgroup's next tile
+#endif
 
 const bool WITH_VALUES = VALUE_SLOTS > 1u;
 const bool VALUES_APART = WITH_VALUES && VALUES_APART_ASKED && STAGE_PARTS == 1u;
@@ -269,6 +291,11 @@ void main() {
   const uint set = pc.pass & 1u;  // this pass's published words
 
   if (thread == 0u) s_skipped = false;
+#ifdef VREN_RADIX_LOOP_TICKETS
+  const uint ticket_word = VREN_RADIX_STATE_TICKETS + pc.pass;
+  uint ticket = 0u;
+  if (LOOP_TICKETS && thread == 0u) ticket = atomicAdd(pc.internal.data[ticket_word], 1u);
+#endif
 #ifdef VREN_RADIX_SHADER_CLOCKS
   if (thread == 0u) for (uint k = 0u; k <= VREN_RADIX_CLOCK_STEPS; ++k) s_clocks[k] = 0u;
   clock_last = clock2x32ARB().x;
@@ -278,12 +305,21 @@ void main() {
     [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j)
       if (first_bin + j < BINS && digit_total[j] == count) s_skipped = true;
   }
+#ifdef VREN_RADIX_LOOP_TICKETS
+  if (LOOP_TICKETS && thread == 0u) s_ticket = ticket;
+#endif
   barrier();  // the skip flag final
   if (tile == 0u && thread == 0u) set_next_parity(s_skipped ? source : source ^ 1u);
   if (s_skipped) {  // uniform: the keys stay where they are for the next pass
     for (uint t = tile; t < tiles; t += stride) clear_next_words(set, t);
     return;
   }
+#ifdef VREN_RADIX_LOOP_TICKETS
+  if (LOOP_TICKETS) {
+    tile = s_ticket;
+    if (tile >= tiles) return;  // uniform
+  }
+#endif
 
   ReadUints keys_in = ReadUints(pc.keys[source]);
   ReadUints values_in = ReadUints(pc.values[source]);
@@ -310,19 +346,30 @@ void main() {
 #endif
     const uint tile_begin = tile * TILE_SIZE;
     const uint tile_keys = min(TILE_SIZE, count - tile_begin);
+#ifndef VREN_RADIX_LOOP_TICKETS
     const uint next = tile + stride;
+#endif
 
     clear_next_words(set, tile);
     rank_clear();  // counters start at zero
-    barrier();  // counters zeroed
+    barrier();  // counters zeroed (and every thread has read this tile's ticket)
     clock_step(CLOCK_CLEAR);
+#ifdef VREN_RADIX_LOOP_TICKETS
+    if (LOOP_TICKETS && thread == 0u) ticket = atomicAdd(pc.internal.data[ticket_word], 1u);
+#endif
 
     // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       if (loaded_slot(i) < tile_keys) rank_count(bin_of(keys[i]));
     }
+#ifdef VREN_RADIX_LOOP_TICKETS
+    if (LOOP_TICKETS && thread == 0u) s_ticket = ticket;
+#endif
     barrier();  // the subgroups' counts complete
     clock_step(CLOCK_COUNT);
+#ifdef VREN_RADIX_LOOP_TICKETS
+    const uint next = LOOP_TICKETS ? s_ticket : tile + stride;
+#endif
 
     // 3. Per bin: the tile's count, published at once so that later tiles rarely wait for it;
     //    each subgroup's start inside the bin; the bin's start in the tile (a scan over the

@@ -4,7 +4,8 @@
 // and the indirect dispatch grids the later passes run on (one workgroup per tile; the count
 // pass one per COUNT_TILES tiles), and marks pass 0's input as the caller's buffer. For the
 // look-back (pc.pass: the pass count), the whole workgroup zeroes every pass's digit totals,
-// which the histogram adds to: 1024 stores are 5 us for one thread on an H200.
+// which the histogram adds to (1024 stores are 5 us for one thread on an H200), and the passes'
+// tickets.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
@@ -25,6 +26,8 @@ void main() {
   if ((pc.flags & VREN_RADIX_FLAG_LOOKBACK) != 0u) {
     for (uint j = gl_LocalInvocationIndex; j < pc.pass * BINS; j += gl_WorkGroupSize.x)
       pc.internal.data[pass_totals_at(0u, j)] = 0u;
+    if (gl_LocalInvocationIndex < VREN_RADIX_LOOKBACK_PASSES)
+      pc.internal.data[VREN_RADIX_STATE_TICKETS + gl_LocalInvocationIndex] = 0u;
   }
   if (gl_LocalInvocationIndex != 0u) return;
   const uint tile_size = WORKGROUP_SIZE * KEYS_PER_THREAD;

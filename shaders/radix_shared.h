@@ -47,6 +47,8 @@
 #define VREN_RADIX_CLOCK_LOAD 7      // the next tile's loads issued
 #define VREN_RADIX_CLOCK_STORE 8     // stores
 #define VREN_RADIX_CLOCK_NEXT 9      // between tiles
+// Look-back passes whose looping workgroups take their tiles by ticket: [pass] the next tile.
+#define VREN_RADIX_STATE_TICKETS 48
 #define VREN_RADIX_STATE_TOTALS 64     // [bin]: digit totals of the pass being sorted
 #define VREN_RADIX_STATE_WORDS (VREN_RADIX_STATE_TOTALS + VREN_RADIX_MAX_BINS)
 // Sorts with the look-back (8-bit digits) use the words after the state block otherwise:
@@ -181,8 +183,10 @@ struct PassConstants {
 };
 static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_CLOCKS,
               "the parity of every pass and of the result fit before the clocks");
-static_assert(VREN_RADIX_STATE_CLOCKS + VREN_RADIX_CLOCK_STEPS + 1 <= VREN_RADIX_STATE_TOTALS,
-              "the clocks fit before the totals");
+static_assert(VREN_RADIX_STATE_CLOCKS + VREN_RADIX_CLOCK_STEPS + 1 <= VREN_RADIX_STATE_TICKETS,
+              "the clocks fit before the tickets");
+static_assert(VREN_RADIX_STATE_TICKETS + VREN_RADIX_LOOKBACK_PASSES <= VREN_RADIX_STATE_TOTALS,
+              "the tickets fit before the totals");
 static_assert(sizeof(PassConstants) == 120, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, segments) == 96, "PassConstants must match the GLSL push-constant block");
 static_assert(offsetof(PassConstants, count) == 48, "PassConstants must match the GLSL push-constant block");

@@ -850,6 +850,45 @@ TEST_CASE_FIXTURE(GpuTest, "large tiles on workgroups that loop over them" * doc
   checkSort(halves, makeKeys(5 * tile, Distribution::kUniform, rng()), true, o, "GPU-side count");
 }
 
+TEST_CASE_FIXTURE(GpuTest,
+                  "large tiles two a unit: half the shared memory, tiles by ticket" * doctest::test_suite("subgroup")) {
+  // TuningConfig::large_tile_per_unit and large_tile_pairs_per_unit: each large tile within half
+  // the shared memory (staged in more parts, its counters packed), twice the tiles at once, and
+  // looping workgroups that take their tiles by ticket. Tiles of 64 x 12 fit whole at one a unit.
+  TuningConfig t = smallAndLargeTiles(500, 2);
+  t.large_tile_keys_per_thread = t.large_tile_pairs_keys_per_thread = 12;
+  t.large_tile_min_keys_per_thread = t.large_tile_pairs_min_keys_per_thread = 0;
+  t.large_tile_pairs_workgroup_size = 64;
+  t.lookback_values_apart = 0;
+  const uint32_t whole = getSorterProperties(contextWithTuning(t).sorter()).large_tile_pairs_size;
+  REQUIRE(whole == 64 * 12);
+  t.large_tile_per_unit = t.large_tile_pairs_per_unit = 2;
+  for (uint32_t loop : {1u, 0u}) {
+    INFO("looping " << loop);
+    t.large_tile_loop = t.large_tile_pairs_loop = loop;
+    Context& ctx = contextWithTuning(t);
+    const SorterProperties props = getSorterProperties(ctx.sorter());
+    REQUIRE(props.tuning.large_tile_per_unit == 2);
+    REQUIRE(props.tuning.large_tile_pairs_per_unit == 2);
+    CHECK(props.large_tile_pairs_size == whole);  // the same tile in half the memory
+    CHECK(props.tuning.large_tile_loop == loop);
+    for (uint32_t n : {577u, 9000u}) checkLookbackOptions(ctx, n);
+    // Every pass but one skipped: the ticket words of the others stay unused.
+    checkSort(ctx, makeKeys(9000, Distribution::kLowBits, rng()), true, {}, "low bits");
+    checkSort(ctx, makeKeys(9000, Distribution::kAllEqual, rng()), true, {}, "all equal");
+  }
+  // Sixteen a unit leave too little shared memory for any large tile (48 KiB / 16 holds not even
+  // the counts and offsets of 256 bins): the sorts take the passes from large_tile_min_count.
+  t.large_tile_per_unit = t.large_tile_pairs_per_unit = 16;
+  Context& none = contextWithTuning(t);
+  CHECK(getSorterProperties(none.sorter()).large_tile_size == 0);
+  CHECK(getSorterProperties(none.sorter()).large_tile_pairs_size == 0);
+  SortInfo asked;
+  asked.count = 9000;
+  CHECK(getPassCount(none.sorter(), asked) == 8);
+  checkSort(none, makeKeys(9000, Distribution::kUniform, rng()), true, {}, "uniform, sixteen a unit");
+}
+
 TEST_CASE_FIXTURE(GpuTest, "the choice of large tiles skips shapes with more tiles than the look-back takes") {
   // With 4096 tiles at once every shape is one wave, so the smallest would win; on lavapipe a
   // look-back sort takes at most 1024 tiles: at 100000 keys 64 x 1 (1563 tiles) and 32 x 3 (1042)

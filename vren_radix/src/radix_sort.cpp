@@ -17,6 +17,8 @@
 #include "spirv/radix_histogram_u64.h"
 #include "spirv/radix_onesweep.h"
 #include "spirv/radix_onesweep_u64.h"
+#include "spirv/radix_onesweep_tickets.h"
+#include "spirv/radix_onesweep_tickets_u64.h"
 #include "spirv/radix_gather.h"
 #include "spirv/radix_gather_u64.h"
 #include "spirv/radix_scan.h"
@@ -116,6 +118,7 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
       if (!kept) continue;
     }
     t.tile_size = shape.workgroup_size * shape.keys_per_thread;
+    t.slots = lookback.large_slots * shape.large_tile_per_unit;
     t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(lookbackMaxTiles(limits), tiles_by_internal));
     // Without polls every tile counts every earlier one: the work grows with the square of the
     // tiles, so larger sorts take the passes.
@@ -379,6 +382,8 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     reported->large_tile_slots = lookback->large_slots;
     reported->large_tile_loop = large.large_tile_loop;
     reported->large_tile_pairs_loop = large_pairs.large_tile_pairs_loop;
+    reported->large_tile_per_unit = large.large_tile_per_unit;
+    reported->large_tile_pairs_per_unit = large_pairs.large_tile_per_unit;
   }
   s->properties.tuning.block_max_count = s->u32.block.max_count;
   s->properties.tuning_u64.block_max_count = s->u64.block.max_count;
@@ -482,6 +487,12 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
   spec.rank_packed = onesweepRankPacked(shape, limits, key_words, with_values);
   spec.loop_tiles = (with_values ? shape.large_tile_pairs_loop : shape.large_tile_loop) != 0;
   spec.values_apart = onesweepValuesApart(shape, limits, key_words, with_values);
+  // Where several workgroups are meant to share a unit, looping ones take their tiles by ticket
+  // (the shader's own SPIR-V).
+  if (spec.loop_tiles && shape.large_tile_per_unit > 1) {
+    spec.code = wide ? vren_radix_onesweep_tickets_u64_spv : vren_radix_onesweep_tickets_spv;
+    spec.code_size = wide ? sizeof(vren_radix_onesweep_tickets_u64_spv) : sizeof(vren_radix_onesweep_tickets_spv);
+  }
   return spec;
 }
 
@@ -499,8 +510,8 @@ const KeyPipelines::Lookback::Tiles& KeyPipelines::Lookback::tilesFor(uint32_t c
   std::array<LargeTileCost, kLargeTileChoices> costs{};
   for (uint32_t c = 0; c < kLargeTileChoices; ++c)
     sizes[c] = tiles[first + c].tile_size, most[c] = tiles[first + c].max_tiles, costs[c] = tiles[first + c].cost;
-  return tiles[first + chooseLargeTile(expected, count, sizes.data(), most.data(), kLargeTileChoices, large_slots,
-                                       costs.data())];
+  return tiles[first + chooseLargeTile(expected, count, sizes.data(), most.data(), kLargeTileChoices,
+                                       tiles[first].slots, costs.data())];
 }
 
 // Whether a sort of `count` keys runs in one workgroup (TuningConfig::block_max_count).
@@ -740,9 +751,9 @@ struct Plan {
 
 // Whether a look-back sort with a GPU-side count may dispatch the tiles of info.count: they
 // exceed the tiles of the count it expects by at most the large tiles that run at once.
-bool fewExcessTiles(const KeyPipelines& p, const SortInfo& info, uint32_t tile_size) {
-  if (info.expected_count == 0 || p.lookback.large_slots == 0) return false;
-  return divCeil(info.count, tile_size) - divCeil(info.expected_count, tile_size) <= p.lookback.large_slots;
+bool fewExcessTiles(const KeyPipelines::Lookback::Tiles& t, const SortInfo& info) {
+  if (info.expected_count == 0 || t.slots == 0) return false;
+  return divCeil(info.count, t.tile_size) - divCeil(info.expected_count, t.tile_size) <= t.slots;
 }
 
 void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_buffer, Plan& plan) {
@@ -805,7 +816,7 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
   // Large tiles on looping workgroups (TuningConfig::large_tile_loop) need no grid of the tiles.
   const bool looping =
       lookback && (with_values ? lookback_tiles.tuning.large_tile_pairs_loop : lookback_tiles.tuning.large_tile_loop) != 0;
-  const bool direct_grids = count_buffer == nullptr || (lookback && fewExcessTiles(p, info, tile_size)) || looping;
+  const bool direct_grids = count_buffer == nullptr || (lookback && fewExcessTiles(lookback_tiles, info)) || looping;
   plan.barrier(!direct_grids);
   if (lookback) {  // a direct grid: its workgroups stride over a GPU-side count's keys
     plan.dispatch(signed_order ? p.lookback.histogram_mapped : p.lookback.histogram, pc,
@@ -846,7 +857,7 @@ void planSort(const Sorter* s, const SortInfo& info, const BufferRange* count_bu
     const VkPipeline scatter =
         with_values ? (signed_order ? set.pairs_mapped : set.pairs) : (signed_order ? set.keys_mapped : set.keys);
     if (looping) {  // a direct grid whatever the count: the workgroups loop over the tiles there are
-      const uint32_t groups = std::max(p.lookback.large_slots, divCeil(tiles, p.lookback.loop_max_tiles));
+      const uint32_t groups = std::max(lookback_tiles.slots, divCeil(tiles, p.lookback.loop_max_tiles));
       const Grid loop_grid = gridFor(std::min(tiles, groups), s->max_groups_x);
       plan.dispatch(scatter, pc, loop_grid.x, loop_grid.y);
     } else {

@@ -76,6 +76,9 @@ struct KeyPipelines {
       TuningConfig tuning{};  // lookback_max_count 0: not on this device
       uint32_t tile_size = 0;
       uint32_t max_tiles = 0;  // detail::lookbackMaxTiles(), within the internal buffer's words
+      // Tiles of this shape at once: large_slots times its workgroups per unit
+      // (TuningConfig::large_tile_per_unit); 0: unknown.
+      uint32_t slots = 0;
       detail::LargeTileCost cost{};       // large tiles: what detail::chooseLargeTile weighs
       VkPipeline setup = VK_NULL_HANDLE;  // the tile count and grid for this tile
       ScatterPipelines scatter;  // large tiles: the keys' or the pairs' only

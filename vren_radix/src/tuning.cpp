@@ -74,6 +74,10 @@ constexpr TuningConfig nvidiaTuning() {
   // 229 / 766 / 2890. With its own cost (kLargeTileCostPairsApart, tuning.h), the shape chooser
   // takes 512 x 16 from 2^20 to 2^24 pairs (not at 2560x1440) and 512 x 24 at 2^25 and 2^26.
   t.lookback_values_apart = 1;
+  // large_tile_pairs_per_unit stays 1: two 384 x 12 pairs workgroups an SM, each within 24 KiB
+  // and taking its tiles by ticket, 0.083 / 0.229 / 0.725 / 2.70 ms at 2^20 / 2^22 / 2^24 / 2^26
+  // against 0.078 / 0.219 / 0.733 / 2.72 here (two runs each, 2026-11-28; radix_onesweep.comp has
+  // the rest). Keys lost by index already (0.537 / 1.99 at 2^24 / 2^26 for 384 x 16).
   // Top-k's settle phase (one workgroup per SM): k = 2048 of keys below 2^8, the case that takes
   // it, us (2026-11-27, one session, two runs): 2^20 42.7 / 42.2 against 42.0 for the two
   // dispatches; 2^24 252.6 / 252.4 against 181.5, where 132 workgroups leave the SMs idle (two
@@ -159,13 +163,17 @@ uint32_t onesweepSubgroups(uint32_t workgroup_size, const DeviceFacts& limits) {
 }
 }  // namespace
 
+uint32_t onesweepSharedBudget(const TuningConfig& shape, const DeviceFacts& limits) {
+  return limits.max_shared_memory / std::max(1u, shape.large_tile_per_unit) / 4 * 4;
+}
+
 namespace {
 // The parts a tile of slot_words words a slot is staged in.
 uint32_t stageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t slot_words) {
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
   auto fits = [&](uint32_t parts) {
     return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, slot_words, true, parts) <=
-           limits.max_shared_memory;
+           onesweepSharedBudget(shape, limits);
   };
   uint32_t parts = 1;
   while (parts < shape.keys_per_thread && !fits(parts)) ++parts;
@@ -187,7 +195,8 @@ bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, ui
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
   const bool value_words = with_values && !onesweepValuesApart(shape, limits, key_words, with_values);
   return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words + (value_words ? 1 : 0),
-                             false, onesweepStageParts(shape, limits, key_words, with_values)) > limits.max_shared_memory;
+                             false, onesweepStageParts(shape, limits, key_words, with_values)) >
+         onesweepSharedBudget(shape, limits);
 }
 
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words,
@@ -214,22 +223,25 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
     }
     keys -= 2 * choice;
   }
+  // n workgroups of a large shape to a unit (large_tile_per_unit): the shape's shared memory
+  // within 1/n of the device's (onesweepSharedBudget).
+  const uint32_t per_unit[] = {1, tuning.large_tile_per_unit, tuning.large_tile_pairs_per_unit};
+  wide.large_tile_per_unit = wide.large_tile_pairs_per_unit =
+      std::clamp(per_unit[static_cast<uint32_t>(tile)], 1u, 64u);
+  const uint32_t budget = onesweepSharedBudget(wide, limits);
   // Per-subgroup counters grow with the subgroups: fewer threads while they take half the
   // shared memory even packed, then fewer keys per thread.
-  while (threads > step && 2 * onesweepSubgroups(threads, limits) * 256 > limits.max_shared_memory / 2)
-    threads -= step;
+  while (threads > step && 2 * onesweepSubgroups(threads, limits) * 256 > budget / 2) threads -= step;
   // Where values move too (small tiles serve both), a round of keys and values must fit one part.
   auto pairs_fit = [&] {
-    return onesweepSharedBytes(threads, 1, onesweepSubgroups(threads, limits), key_words + 1, true, 1) <=
-           limits.max_shared_memory;
+    return onesweepSharedBytes(threads, 1, onesweepSubgroups(threads, limits), key_words + 1, true, 1) <= budget;
   };
   const bool with_pairs = tile != LookbackTile::kLargeKeys;
   while (with_pairs && threads > step && !pairs_fit()) threads -= step;
   // Slots in a tile stay below 2^15 (radix_onesweep.comp keeps two in a word).
   keys = std::max(1u, std::min(keys, kMaxTileSize / threads));
   auto fits = [&](uint32_t k, uint32_t parts) {
-    return onesweepSharedBytes(threads, k, onesweepSubgroups(threads, limits), key_words, true, parts) <=
-           limits.max_shared_memory;
+    return onesweepSharedBytes(threads, k, onesweepSubgroups(threads, limits), key_words, true, parts) <= budget;
   };
   // The keys asked for, staged in halves (onesweepStageParts) where they fit no other way; else
   // fewer keys, staged whole.

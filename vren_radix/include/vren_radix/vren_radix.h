@@ -74,9 +74,9 @@ struct TuningConfig {
   // fill the device's waves best: a sort whose last wave of tiles leaves most of the GPU idle
   // takes smaller tiles in the same number of waves, or larger ones in fewer. A smaller shape
   // that shrinks to no smaller a tile than a larger one (64-bit keys) is not made.
-  // large_tile_slots tiles run at once (0: one per SM or compute unit, where the driver tells
-  // their number, which assumes one large tile per SM at a time; where it does not, the largest
-  // shape). A count read on the GPU takes the largest shape, unless SortInfo::expected_count
+  // large_tile_slots units run large tiles (0: the SMs or compute units, where the driver tells
+  // their number; where it does not, the largest shape), each one at a time or
+  // large_tile_per_unit (below). A count read on the GPU takes the largest shape, unless SortInfo::expected_count
   // names the count to choose for.
   uint32_t large_tile_min_keys_per_thread = 0;
   uint32_t large_tile_pairs_min_keys_per_thread = 0;
@@ -90,6 +90,15 @@ struct TuningConfig {
   // come counts those tiles itself, as any look-back tile does).
   uint32_t large_tile_loop = 0;
   uint32_t large_tile_pairs_loop = 0;
+  // n > 1: n workgroups of large tiles of keys alone (large_tile_per_unit) or with values
+  // (large_tile_pairs_per_unit) are meant to share an SM or compute unit: each tile's shared
+  // memory is held within 1/n of the device's (tiles stage in more parts, pack their counters, or
+  // shrink; none is made where nothing fits), and n tiles a unit run at once for the shape's
+  // choice, the looping grid and the GPU-side count's excess tiles. Looping workgroups then take
+  // their tiles by an atomic ticket in the order they ask, so that where fewer run at once the
+  // tiles go to those that run. 0 or 1: one a unit; at most 64.
+  uint32_t large_tile_per_unit = 1;
+  uint32_t large_tile_pairs_per_unit = 1;
   // 1: where a look-back tile's keys fit shared memory whole but not with their values, the
   // keys are staged whole and stored, then the values, each staged once; 0: the tile with its
   // values staged in parts.
