@@ -9,6 +9,11 @@
 //    tile: it finds the lanes of the same bin (its peers), the highest peer advances its
 //    subgroup's start of the bin by their number with one shared atomic and hands the old value
 //    on by shuffle; slot = old value + peers below. A subgroup barrier follows each round.
+//    Every lane reading its bin's start at the round's start instead (off the chain of the
+//    leader's atomic and the shuffle; the leader then stores the start advanced) lost on an H200:
+//    keys 0.515 / 1.86 ms at 2^24 / 2^26 against 0.512 / 1.85, pairs 0.752 / 2.78 against 0.733 /
+//    2.72 (2026-11-28): a read of random bins per lane costs the shared memory more than the
+//    atomic's wait and the shuffle it saves (and 512 x 24 pairs spilled 16 bytes).
 // Peers are found by DIGIT_BITS + 1 ballots over the digit's bits, or, where the includer lends
 // shared memory that is free during the ranking, by the OR matcher (radix_match_or.glsl; on an
 // H200 at 2^26 keys, 512 x 26 in halves, 2.18 ms against 2.40 with ballots).
