@@ -876,6 +876,9 @@ TEST_CASE_FIXTURE(GpuTest,
     // Every pass but one skipped: the ticket words of the others stay unused.
     checkSort(ctx, makeKeys(9000, Distribution::kLowBits, rng()), true, {}, "low bits");
     checkSort(ctx, makeKeys(9000, Distribution::kAllEqual, rng()), true, {}, "all equal");
+    // 1024 tiles less one (lavapipe's most for the look-back): with tickets a workgroup's tiles
+    // are bounded by the tile count alone, and its loops stay within lavapipe's cap.
+    checkSort(ctx, makeKeys(1023 * whole, Distribution::kUniform, rng()), true, {}, "uniform, 1023 tiles");
   }
   // Sixteen a unit leave too little shared memory for any large tile (48 KiB / 16 holds not even
   // the counts and offsets of 256 bins): the sorts take the passes from large_tile_min_count.
