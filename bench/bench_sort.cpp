@@ -442,8 +442,8 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
       flags->large_tile_slots = static_cast<uint32_t>(slots);
     } else if (key == "--large-tile-per-unit" || key == "--large-pairs-per-unit") {
       uint64_t n = 0;
-      if (!vren::radix::cli::parseUint(value, 16, &n) || n == 0) {
-        *error = key + " takes how many workgroups of those large tiles share an SM, 1 to 16, as in " + key + "=2.";
+      if (!vren::radix::cli::parseUint(value, 64, &n) || n == 0) {
+        *error = key + " takes how many workgroups of those large tiles share an SM, 1 to 64, as in " + key + "=2.";
         return false;
       }
       (key == "--large-tile-per-unit" ? flags->large_tile_per_unit : flags->large_pairs_per_unit) =
@@ -606,8 +606,9 @@ constexpr const char* kFlagsHelp =
     "  --large-pairs-tile=K[xW] the large tiles' shape for keys with values (or argsort), the only one\n"
     "  --large-tile-loop=0|1, --large-pairs-loop=0|1 large tiles of keys alone, or with values, on a\n"
     "                    workgroup each (0) or on workgroups that loop over them (1)\n"
-    "  --large-tile-slots=N large tiles that run at once (default: one per SM): the looping grid, the\n"
-    "                    choice between large-tile shapes and the GPU-side count's excess-tile rule\n"
+    "  --large-tile-slots=N SMs that run large tiles (default: the device's), each one at a time or\n"
+    "                    as many as --large-tile-per-unit says: the looping grid, the choice between\n"
+    "                    large-tile shapes and the GPU-side count's excess-tile rule\n"
     "  --values-apart=0|1 with values, tiles whose keys fit shared memory whole stage them, then\n"
     "                    the values (1), or stage keys and values in parts (0)\n"
     "  --large-tile-per-unit=N, --large-pairs-per-unit=N N workgroups of large tiles of keys alone, or\n"
@@ -701,8 +702,9 @@ int main(int argc, char** argv) {
             "), pairs " +
             large(t.large_tile_pairs_workgroup_size, t.large_tile_pairs_keys_per_thread, props.large_tile_pairs_size,
                   t.large_tile_pairs_min_keys_per_thread) +
-            "; " + std::to_string(t.large_tile_slots) + " tiles at once" + (t.large_tile_loop ? ", keys looping" : "") +
-            (t.large_tile_pairs_loop ? ", pairs looping" : "") + (t.lookback_values_apart ? ", values apart" : "") +
+            "; " + std::to_string(t.large_tile_slots) + " units of large tiles" +
+            (t.large_tile_loop ? ", keys looping" : "") + (t.large_tile_pairs_loop ? ", pairs looping" : "") +
+            (t.lookback_values_apart ? ", values apart" : "") +
             (t.large_tile_per_unit > 1 ? ", keys " + std::to_string(t.large_tile_per_unit) + " an SM" : "") +
             (t.large_tile_pairs_per_unit > 1 ? ", pairs " + std::to_string(t.large_tile_pairs_per_unit) + " an SM"
                                              : "") +

@@ -387,7 +387,7 @@ int main(int argc, char** argv) {
     } else if (std::sscanf(argv[i], "--large-pairs-loop=%u%c", &pairs_loop, &extra) == 1 && pairs_loop < 2) {
     } else if (std::sscanf(argv[i], "--values-apart=%u%c", &values_apart, &extra) == 1 && values_apart < 2) {
     } else if (std::sscanf(argv[i], "--large-pairs-per-unit=%u%c", &pairs_per_unit, &extra) == 1 &&
-               pairs_per_unit > 0 && pairs_per_unit <= 16) {
+               pairs_per_unit > 0 && pairs_per_unit <= 64) {
     } else {
       std::fprintf(
           stderr,

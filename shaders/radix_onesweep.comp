@@ -319,6 +319,12 @@ void main() {
     tile = s_ticket;
     if (tile >= tiles) return;  // uniform
   }
+  // A workgroup takes at most its share of the tiles, as by index: the grid holds enough
+  // workgroups for every tile, and a driver that bounds a shader's loops (lavapipe) gets a grid
+  // whose share stays within them (radix_sort.cpp's loop_max_tiles). At its share a workgroup
+  // fetches no further ticket, so that every ticket fetched is a tile sorted.
+  const uint share = (tiles + stride - 1u) / stride;
+  uint taken = 1u;
 #endif
 
   ReadUints keys_in = ReadUints(pc.keys[source]);
@@ -355,7 +361,8 @@ void main() {
     barrier();  // counters zeroed (and every thread has read this tile's ticket)
     clock_step(CLOCK_CLEAR);
 #ifdef VREN_RADIX_LOOP_TICKETS
-    if (LOOP_TICKETS && thread == 0u) ticket = atomicAdd(pc.internal.data[ticket_word], 1u);
+    if (LOOP_TICKETS && thread == 0u)
+      ticket = taken < share ? atomicAdd(pc.internal.data[ticket_word], 1u) : tiles;  // tiles: none
 #endif
 
     // 2. Count each subgroup's keys per bin (its own counters: no contention between subgroups).
@@ -520,6 +527,9 @@ void main() {
       return;
     }
     tile = next;
+#ifdef VREN_RADIX_LOOP_TICKETS
+    ++taken;
+#endif
     barrier();  // this tile's shared memory read out before the next one's clears it
     clock_step(CLOCK_NEXT);
   }

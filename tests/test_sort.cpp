@@ -870,18 +870,23 @@ TEST_CASE_FIXTURE(GpuTest,
     const SorterProperties props = getSorterProperties(ctx.sorter());
     REQUIRE(props.tuning.large_tile_per_unit == 2);
     REQUIRE(props.tuning.large_tile_pairs_per_unit == 2);
-    CHECK(props.large_tile_pairs_size == whole);  // the same tile in half the memory
+    // About the same tile in half the memory (at 4 lanes 16 subgroups' counters take fewer threads).
+    CHECK(props.large_tile_pairs_size <= whole);
+    CHECK(props.large_tile_pairs_size >= whole * 3 / 4);
     CHECK(props.tuning.large_tile_loop == loop);
     for (uint32_t n : {577u, 9000u}) checkLookbackOptions(ctx, n);
-    // Every pass but one skipped: the ticket words of the others stay unused.
+    // Passes skipped (low bits: most of them; all equal: every one), whose tickets go unused.
     checkSort(ctx, makeKeys(9000, Distribution::kLowBits, rng()), true, {}, "low bits");
     checkSort(ctx, makeKeys(9000, Distribution::kAllEqual, rng()), true, {}, "all equal");
-    // 1024 tiles less one (lavapipe's most for the look-back): with tickets a workgroup's tiles
-    // are bounded by the tile count alone, and its loops stay within lavapipe's cap.
-    checkSort(ctx, makeKeys(1023 * whole, Distribution::kUniform, rng()), true, {}, "uniform, 1023 tiles");
+    // 1024 tiles less one (lavapipe's most for the look-back): a workgroup that takes its tiles
+    // by ticket stops at its share of them (4 at most on lavapipe), or one that ran alone would
+    // take them all and run past lavapipe's loop cap (run on one lavapipe thread to see it).
+    checkSort(ctx, makeKeys(1023 * props.large_tile_pairs_size, Distribution::kUniform, rng()), true, {},
+              "uniform, 1023 tiles");
   }
-  // Sixteen a unit leave too little shared memory for any large tile (48 KiB / 16 holds not even
-  // the counts and offsets of 256 bins): the sorts take the passes from large_tile_min_count.
+  // Sixteen a unit leave too little shared memory for any large tile (1/16 of 32 or 48 KiB holds
+  // not even the counts and offsets of 256 bins): the sorts take the passes from
+  // large_tile_min_count.
   t.large_tile_per_unit = t.large_tile_pairs_per_unit = 16;
   Context& none = contextWithTuning(t);
   CHECK(getSorterProperties(none.sorter()).large_tile_size == 0);

@@ -118,7 +118,8 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
       if (!kept) continue;
     }
     t.tile_size = shape.workgroup_size * shape.keys_per_thread;
-    t.slots = lookback.large_slots * shape.large_tile_per_unit;
+    t.slots = static_cast<uint32_t>(
+        std::min<uint64_t>(uint64_t{lookback.large_slots} * shape.large_tile_per_unit, 0xFFFFFFFFu));
     t.max_tiles = static_cast<uint32_t>(std::min<uint64_t>(lookbackMaxTiles(limits), tiles_by_internal));
     // Without polls every tile counts every earlier one: the work grows with the square of the
     // tiles, so larger sorts take the passes.

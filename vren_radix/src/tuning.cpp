@@ -164,7 +164,11 @@ uint32_t onesweepSubgroups(uint32_t workgroup_size, const DeviceFacts& limits) {
 }  // namespace
 
 uint32_t onesweepSharedBudget(const TuningConfig& shape, const DeviceFacts& limits) {
-  return limits.max_shared_memory / std::max(1u, shape.large_tile_per_unit) / 4 * 4;
+  const uint32_t n = std::max(1u, shape.large_tile_per_unit);
+  if (n == 1) return limits.max_shared_memory;
+  // Less the ticket build's word, as a driver may align it (16 bytes on NVIDIA).
+  const uint32_t part = limits.max_shared_memory / n / 4 * 4;
+  return part > 16 ? part - 16 : 0;
 }
 
 namespace {

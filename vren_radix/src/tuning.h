@@ -52,8 +52,9 @@ constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
                              uint32_t slot_words, bool packed, uint32_t stage_parts = 1);
 // The shared memory a look-back tile of this shape (lookbackTuning's) may hold: the device's, or
-// 1/n of it where n of its workgroups are meant to share a unit (its large_tile_per_unit, which
-// lookbackTuning sets from the tuning's per kind of tile; 1 for small tiles).
+// 1/n of it less 16 bytes (the ticket word) where n of its workgroups are meant to share a unit
+// (its large_tile_per_unit, which lookbackTuning sets from the tuning's per kind of tile; 1 for
+// small tiles).
 uint32_t onesweepSharedBudget(const TuningConfig& shape, const DeviceFacts& limits);
 // In how many parts a look-back tile of this shape is staged for its stores: the fewest that fit
 // with packed counters (more than one, or one with values apart, keeps every key in registers

@@ -82,9 +82,10 @@ struct TuningConfig {
   uint32_t large_tile_pairs_min_keys_per_thread = 0;
   uint32_t large_tile_slots = 0;
   // 1: the passes on large tiles of keys alone (large_tile_loop) or with values
-  // (large_tile_pairs_loop) dispatch large_tile_slots workgroups (above: one per SM or compute
-  // unit; fewer where there are fewer tiles, more where a driver bounds a workgroup's loops) that
-  // take the tiles in turn, each loading its next tile's keys while it stores the current one's;
+  // (large_tile_pairs_loop) dispatch as many workgroups as large tiles run at once
+  // (large_tile_slots units, times large_tile_per_unit; fewer where there are fewer tiles, more
+  // where a driver bounds a workgroup's loops) that take the tiles in turn (or by ticket, below),
+  // at most their share each, each loading its next tile's keys while it stores the current one's;
   // 0: a workgroup per tile. Taken only where large_tile_slots is known; worth it
   // where that many workgroups all run at once (a workgroup whose earlier tiles' counts do not
   // come counts those tiles itself, as any look-back tile does).
