@@ -73,7 +73,8 @@
 // 1440 / 3840 x 2160 / 2^24 / 2^26 pairs at 384 x 12: 0.081 / 0.223-0.225 / 0.192 / 0.386 /
 // 0.706-0.707 / 2.64 ms with the first ticket taken after the skip flag's barrier behind one more
 // barrier (and the ticket behind a specialization constant); 0.083-0.084 / 0.228-0.231 / 0.196-
-// 0.197 / 0.392-0.393 / 0.722-0.728 / 2.70-2.71 as built here; today's tiles 0.078 / 0.218-0.220
+// 0.197 / 0.392-0.393 / 0.722-0.728 / 2.70-2.71 in the build of its own (before each workgroup
+// stopped at its share of the tiles; that form is unmeasured); today's tiles 0.078 / 0.218-0.220
 // / 0.198-0.201 / 0.392-0.393 / 0.732-0.733 / 2.71-2.72 in the same runs. 384 x 14 (80
 // registers, 16 bytes spilled, 24,144 bytes) does not collapse by ticket: 0.835 / 2.96 at 2^24 /
 // 2^26. 384 x 12 on 132 workgroups (one an SM) takes 0.992 / 3.83 (2026-11-28).
