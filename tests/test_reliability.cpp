@@ -228,6 +228,46 @@ TEST_CASE_FIXTURE(GpuTest, "reliability: every look-back tile publishes its pref
     if (b->buffer) context().destroyBuffer(b);
 }
 
+TEST_CASE_FIXTURE(GpuTest, "reliability: looping workgroups two a unit take every tile by ticket" *
+                               doctest::test_suite("subgroup")) {
+  // Which way looping workgroups take their tiles does not show in the result: the passes'
+  // ticket words do. After a sort of 50 large tiles, each pass's word holds the tickets fetched:
+  // every tile's (at least 50, at most one more a workgroup) with two workgroups a unit, and
+  // none (the setup's zero) with one, whose workgroups take their tiles by index.
+  TuningConfig tuning{32, 2, 4};
+  tuning.lookback_keys_per_thread = 2;
+  tuning.lookback_workgroup_size = 32;
+  tuning.block_max_count = 0;
+  tuning.large_tile_min_count = 0;
+  tuning.large_tile_workgroup_size = 32;
+  tuning.large_tile_keys_per_thread = 4;
+  tuning.large_tile_slots = 4;
+  tuning.large_tile_loop = 1;
+  for (uint32_t per_unit : {2u, 1u}) {
+    INFO(per_unit << " a unit");
+    tuning.large_tile_per_unit = per_unit;
+    SorterPtr sorter = fakeSorter({}, &tuning, Pipelines::kCompiled);
+    const uint32_t tile = getSorterProperties(sorter.get()).large_tile_size;
+    REQUIRE(tile > 0);
+    const uint32_t tiles = 50, n = tiles * tile - 5;
+    Job job;
+    job.input = makeKeys(n, Distribution::kUniform, rng());
+    runJob(context(), sorter.get(), job);
+    REQUIRE(job.result.passes == 4);  // 8-bit digits, none skipped
+    const auto* keys = static_cast<const uint32_t*>((job.result.in_temp ? job.keys_temp : job.keys).mapped);
+    CHECK(compare(job.input, keys, nullptr, {}).empty());
+    const auto* words = static_cast<const uint32_t*>(job.internal.mapped);
+    for (uint32_t pass = 0; pass < 4; ++pass) {
+      const uint32_t tickets = words[VREN_RADIX_STATE_TICKETS + pass];
+      INFO("pass " << pass << ": " << tickets << " tickets");
+      if (per_unit == 1) CHECK(tickets == 0);
+      else CHECK((tickets >= tiles && tickets <= 2 * tiles));
+    }
+    for (GpuBuffer* b : {&job.keys, &job.keys_temp, &job.internal})
+      if (b->buffer) context().destroyBuffer(b);
+  }
+}
+
 TEST_CASE_FIXTURE(GpuTest, "reliability: several contexts sort on several threads at once") {
   // Contexts are made and destroyed one at a time (creation loads volk's global entry points);
   // in between, each thread sorts with its own context.
