@@ -23,6 +23,7 @@
 #define VREN_RADIX_SPEC_STAGE_PARTS 11  // radix_onesweep.comp: the tile staged in this many parts
 #define VREN_RADIX_SPEC_LOOP_TILES 12  // radix_onesweep.comp: workgroups loop over the tiles
 #define VREN_RADIX_SPEC_VALUES_APART 13  // radix_onesweep.comp: the whole tile's keys staged, then its values
+#define VREN_RADIX_SPEC_COUNTERS_IN_STAGE 14  // radix_onesweep.comp: staged after the ranking, the stage holds its counters
 
 // The internal buffer: a state block of VREN_RADIX_STATE_WORDS u32, then the per-tile digit
 // counts, tile-major: counts[tile * bins + bin], then the same summed over each count

@@ -26,19 +26,24 @@
 // The including shader declares MAX_SUBGROUPS (an upper bound on gl_NumSubgroups), includes
 // radix_common.glsl and enables GL_KHR_shader_subgroup_shuffle. For the OR matcher it defines
 // RANK_MATCH_WORDS, a shared uint array that no other step uses between rank_clear() and the last
-// rank_key(), and the const uint RANK_MATCH_CAPACITY, its length in words (0: ballots).
+// rank_key(), and the const uint RANK_MATCH_CAPACITY, its length in words (0: ballots). It may
+// lend the counters too: it defines RANK_COUNTER_WORDS, a shared uint array of which the
+// RANK_COUNTER_SIZE words (radix_tile_rank_sizes.glsl) from the const uint RANK_COUNTER_BASE hold
+// the counters from rank_clear() to the last rank_key() (clear of the OR matcher's words).
 //
-// Shared memory (bytes): s_subgroup_bins 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED;
-// s_bin_start 4 * BINS.
+// Shared memory (bytes): the counters 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED (in
+// s_subgroup_bins unless lent); s_bin_start 4 * BINS.
 
-layout(constant_id = VREN_RADIX_SPEC_RANK_PACKED) const bool RANK_PACKED = false;
+#include "radix_tile_rank_sizes.glsl"
 
-const uint RANK_UNIT_BINS = RANK_PACKED ? 2u : 1u;  // bins per counter word
-const uint RANK_UNITS = BINS / RANK_UNIT_BINS;       // counter words per subgroup
-shared uint s_subgroup_bins[MAX_SUBGROUPS * RANK_UNITS];
+#ifndef RANK_COUNTER_WORDS
+shared uint s_subgroup_bins[RANK_COUNTER_SIZE];
+#define RANK_COUNTER_WORDS s_subgroup_bins
+const uint RANK_COUNTER_BASE = 0u;
+#endif
 shared uint s_bin_start[BINS];  // where each bin starts in the tile
 
-uint rank_counter(uint subgroup, uint bin) { return subgroup * RANK_UNITS + bin / RANK_UNIT_BINS; }
+uint rank_counter(uint subgroup, uint bin) { return RANK_COUNTER_BASE + subgroup * RANK_UNITS + bin / RANK_UNIT_BINS; }
 uint rank_shift(uint bin) { return RANK_PACKED ? (bin & 1u) << 4u : 0u; }
 // Bin `h` of a unit's packed counts or starts.
 uint rank_unit_part(uint packed, uint h) { return RANK_PACKED ? (packed >> (16u * h)) & 0xFFFFu : packed; }
@@ -59,10 +64,10 @@ void rank_clear() {
   if (rank_matching_or()) match_or_zero();
 #endif
   for (uint j = gl_LocalInvocationIndex; j < gl_NumSubgroups * RANK_UNITS; j += gl_WorkGroupSize.x)
-    s_subgroup_bins[j] = 0u;
+    RANK_COUNTER_WORDS[RANK_COUNTER_BASE + j] = 0u;
 }
 
-void rank_count(uint bin) { atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], 1u << rank_shift(bin)); }
+void rank_count(uint bin) { atomicAdd(RANK_COUNTER_WORDS[rank_counter(gl_SubgroupID, bin)], 1u << rank_shift(bin)); }
 
 // The tile's counts of the unit's bins, packed as its counters; each subgroup's counters of them
 // now hold its start inside the bin (with RANK_PACKED both halves are summed at once: no half
@@ -71,8 +76,8 @@ uint rank_unit_counts(uint unit) {
   uint start = 0u;
   [[unroll]] for (uint s = 0u; s < MAX_SUBGROUPS; ++s) {
     if (s < gl_NumSubgroups) {
-      const uint count = s_subgroup_bins[s * RANK_UNITS + unit];
-      s_subgroup_bins[s * RANK_UNITS + unit] = start;
+      const uint count = RANK_COUNTER_WORDS[RANK_COUNTER_BASE + s * RANK_UNITS + unit];
+      RANK_COUNTER_WORDS[RANK_COUNTER_BASE + s * RANK_UNITS + unit] = start;
       start += count;
     }
   }
@@ -90,14 +95,14 @@ uint rank_place_unit(uint unit, uint counts, uint tile_start) {
     tile_start += rank_unit_part(counts, h);
   }
   [[unroll]] for (uint s = 0u; s < MAX_SUBGROUPS; ++s)
-    if (s < gl_NumSubgroups) s_subgroup_bins[s * RANK_UNITS + unit] += starts;
+    if (s < gl_NumSubgroups) RANK_COUNTER_WORDS[RANK_COUNTER_BASE + s * RANK_UNITS + unit] += starts;
   return tile_start;
 }
 
 // The subgroup's start of `bin` advanced by `peers` (the leader's call): the start before.
 uint rank_advance(uint bin, uint peers) {
   const uint shift = rank_shift(bin);
-  const uint old = atomicAdd(s_subgroup_bins[rank_counter(gl_SubgroupID, bin)], peers << shift);
+  const uint old = atomicAdd(RANK_COUNTER_WORDS[rank_counter(gl_SubgroupID, bin)], peers << shift);
   return rank_unit_part(old >> shift, 0u);
 }
 

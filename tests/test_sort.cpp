@@ -200,8 +200,9 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
                                doctest::test_suite("subgroup")) {
   // Look-back tiles of an even count of keys per thread that the shared memory cannot stage whole
   // beside even packed rank counters keep their keys in registers until the stores, which stage
-  // them in two halves (radix_onesweep.comp's STAGE_PARTS), keys with values in more parts. On
-  // 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys.
+  // them in two halves (radix_onesweep.comp's STAGE_PARTS), keys with values in halves too at 4
+  // and 8 lanes and in thirds at 16 (the stage lends the counters their memory). On 32 KiB
+  // (lavapipe) at 4, 8 and 16 lanes: 128 x 46, 256 x 22 and 256 x 34 for 32-bit keys.
   // These tiles rank with the OR matcher (radix_tile_rank.glsl), whose words the subgroups share
   // below 32 lanes. Lavapipe runs a workgroup's subgroups one after another between barriers, so
   // no two of them ever hold bits of one word at once here: the sharing (its masks, atomic read
@@ -222,6 +223,16 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
       for (bool pairs : {false, true}) checkSort(big, makeKeys(n, d, rng()), pairs, {}, name(d));
   }
   checkTileOptions(big, t, p.lookback_tile_size_u64);
+  // The same tiles with the rank counters inside the stage (TuningConfig::lookback_counters_in_stage),
+  // which takes keys with values in fewer parts.
+  TuningConfig in_stage = c;
+  in_stage.lookback_counters_in_stage = 1;
+  Context& lent = contextWithTuning(in_stage);
+  REQUIRE(getSorterProperties(lent.sorter()).lookback_tile_size == t);
+  for (uint32_t n : {t + 1, 3 * t + 17}) {
+    for (bool pairs : {false, true}) checkSort(lent, makeKeys(n, Distribution::kUniform, rng()), pairs, {}, "in the stage");
+  }
+  checkTileOptions(lent, t, getSorterProperties(lent.sorter()).lookback_tile_size_u64);
 
   // 64-bit keys in halves (the tiles above shrink for them): 128 x 22, 256 x 10 and 256 x 18.
   TuningConfig c64 = c;
@@ -243,55 +254,72 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles too large to stage whole: the stores
 
 TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged whole, then the values" *
                                doctest::test_suite("subgroup")) {
-  // TuningConfig::lookback_values_apart: tiles whose keys fit the shared memory whole beside
-  // packed rank counters, but not with their values, stage and store the keys, then the values
-  // at the destinations the keys' stores found. On 32 KiB (lavapipe) at 4, 8 and 16 lanes: 128 x
-  // 23, 256 x 11 and 256 x 19 (counters of 32, 32 and 16 subgroups); at 32 lanes on 48 KiB 256 x
-  // 39: the most keys a thread that fit whole. 64-bit keys take the tile that fits them, values
-  // apart too. Then the same tiles as the large ones, on two workgroups that loop over them.
+  // TuningConfig::lookback_values_apart: tiles whose keys fit the shared memory whole, but not
+  // with their values, stage and store the keys, then the values at the destinations the keys'
+  // stores found. Each at the most keys a thread that fit whole: with the rank counters beside
+  // the stage (packed), on 32 KiB (lavapipe) at 4, 8 and 16 lanes 128 x 23, 256 x 11 and 256 x
+  // 19 (counters of 32, 32 and 16 subgroups), at 32 lanes on 48 KiB 256 x 39; with the counters
+  // inside the stage (TuningConfig::lookback_counters_in_stage) 128 x 56, 256 x 28 and 256 x 28
+  // (unpacked at 16 lanes), and 256 x 44 (unpacked), even counts, which keys alone stage in halves
+  // (odd ones they stage whole as ranked, beside the counters). 64-bit keys take the tile that
+  // fits them, values apart too. Then the same tiles as the large ones, on two workgroups that
+  // loop over them.
   const uint32_t lanes = context().device().subgroup_size;
-  TuningConfig c = tilesInHalves();
-  c.lookback_keys_per_thread = lanes <= 4 ? 23 : lanes <= 8 ? 11 : lanes <= 16 ? 19 : 39;
-  c.lookback_values_apart = 1;
-  const uint32_t threads = c.lookback_workgroup_size;
-  Context& apart = contextWithTuning(c);
-  const SorterProperties p = getSorterProperties(apart.sorter());
-  const uint32_t t = p.lookback_tile_size;
-  REQUIRE(t == threads * c.lookback_keys_per_thread);  // not shrunk
-  // Some tile takes it, where the shapes were sized for the shared memory: with more, keys and
-  // values may fit whole.
-  if (apart.device().max_shared_memory == (lanes <= 16 ? 32768u : 49152u))
-    REQUIRE(p.tuning.lookback_values_apart == 1);
-  else
-    MESSAGE("values apart not checked: shapes sized for 32 KiB (48 KiB at 32 lanes) of shared memory");
-  TuningConfig whole = c;
-  whole.lookback_values_apart = 0;
-  REQUIRE(getSorterProperties(contextWithTuning(whole).sorter()).tuning.lookback_values_apart == 0);
-  for (uint32_t n : {t - 1, t + 1, 3 * t + 17}) {
-    for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAndOfTwo})
-      checkSort(apart, makeKeys(n, d, rng()), true, {}, name(d));
-  }
-  checkSort(apart, makeKeys(2 * t + 5, Distribution::kUniform, rng()), false, {}, "keys alone");
-  checkTileOptions(apart, t, p.lookback_tile_size_u64);
-  SortOptions o;
-  o.gpu_count = true;
-  o.gpu_count_value = t + 7;
-  checkSort(apart, makeKeys(2 * t, Distribution::kUniform, rng()), true, o, "GPU-side count");
+  for (uint32_t in_stage : {0u, 1u}) {
+    INFO("counters in the stage: " << in_stage);
+    TuningConfig c = tilesInHalves();
+    c.lookback_keys_per_thread = in_stage ? (lanes <= 4 ? 56 : lanes <= 16 ? 28 : 44)
+                                          : (lanes <= 4 ? 23 : lanes <= 8 ? 11 : lanes <= 16 ? 19 : 39);
+    c.lookback_values_apart = 1;
+    c.lookback_counters_in_stage = in_stage;
+    const uint32_t threads = c.lookback_workgroup_size;
+    Context& apart = contextWithTuning(c);
+    const SorterProperties p = getSorterProperties(apart.sorter());
+    const uint32_t t = p.lookback_tile_size;
+    REQUIRE(t == threads * c.lookback_keys_per_thread);  // not shrunk
+    // Some tile takes it, where the shapes were sized for the shared memory: with more, keys and
+    // values may fit whole. The next even count (the odd ones stage whole as ranked) no longer
+    // stages its keys whole.
+    if (apart.device().max_shared_memory == (lanes <= 16 ? 32768u : 49152u)) {
+      REQUIRE(p.tuning.lookback_values_apart == 1);
+      TuningConfig over = c;
+      over.lookback_keys_per_thread += 2 - c.lookback_keys_per_thread % 2;
+      const SorterProperties q = getSorterProperties(contextWithTuning(over).sorter());
+      CHECK_FALSE((q.lookback_tile_size == threads * over.lookback_keys_per_thread && q.tuning.lookback_values_apart == 1));
+    } else {
+      MESSAGE("values apart not checked: shapes sized for 32 KiB (48 KiB at 32 lanes) of shared memory");
+    }
+    TuningConfig whole = c;
+    whole.lookback_values_apart = 0;
+    REQUIRE(getSorterProperties(contextWithTuning(whole).sorter()).tuning.lookback_values_apart == 0);
+    // The counters' place changes no step but the shared memory's map: fewer sorts the second time.
+    for (uint32_t n : {t - 1, t + 1, 3 * t + 17}) {
+      if (in_stage && n == t + 1) continue;
+      for (Distribution d : {Distribution::kUniform, Distribution::kLowBits, Distribution::kAndOfTwo})
+        if (!in_stage || d != Distribution::kAndOfTwo) checkSort(apart, makeKeys(n, d, rng()), true, {}, name(d));
+    }
+    checkSort(apart, makeKeys(2 * t + 5, Distribution::kUniform, rng()), false, {}, "keys alone");
+    checkTileOptions(apart, t, p.lookback_tile_size_u64);
+    SortOptions o;
+    o.gpu_count = true;
+    o.gpu_count_value = t + 7;
+    checkSort(apart, makeKeys(2 * t, Distribution::kUniform, rng()), true, o, "GPU-side count");
 
-  // Looping: the next tile's keys load once the keys are staged, during both stores.
-  TuningConfig loop = c;
-  loop.large_tile_min_count = 0;
-  loop.large_tile_workgroup_size = loop.large_tile_pairs_workgroup_size = threads;
-  loop.large_tile_keys_per_thread = loop.large_tile_pairs_keys_per_thread = c.lookback_keys_per_thread;
-  loop.large_tile_min_keys_per_thread = loop.large_tile_pairs_min_keys_per_thread = 0;
-  loop.large_tile_slots = 2;
-  loop.large_tile_loop = loop.large_tile_pairs_loop = 1;
-  Context& looping = contextWithTuning(loop);
-  REQUIRE(getSorterProperties(looping.sorter()).large_tile_size == t);
-  checkSort(looping, makeKeys(5 * t + 17, Distribution::kUniform, rng()), true, {}, "looping");
-  o = {};
-  o.argsort = true;
-  checkSort(looping, makeKeys(4 * t + 3, Distribution::kLowBits, rng()), true, o, "looping argsort");
+    // Looping: the next tile's keys load once the keys are staged, during both stores.
+    TuningConfig loop = c;
+    loop.large_tile_min_count = 0;
+    loop.large_tile_workgroup_size = loop.large_tile_pairs_workgroup_size = threads;
+    loop.large_tile_keys_per_thread = loop.large_tile_pairs_keys_per_thread = c.lookback_keys_per_thread;
+    loop.large_tile_min_keys_per_thread = loop.large_tile_pairs_min_keys_per_thread = 0;
+    loop.large_tile_slots = 2;
+    loop.large_tile_loop = loop.large_tile_pairs_loop = 1;
+    Context& looping = contextWithTuning(loop);
+    REQUIRE(getSorterProperties(looping.sorter()).large_tile_size == t);
+    checkSort(looping, makeKeys(5 * t + 17, Distribution::kUniform, rng()), true, {}, "looping");
+    o = {};
+    o.argsort = true;
+    checkSort(looping, makeKeys(4 * t + 3, Distribution::kLowBits, rng()), true, o, "looping argsort");
+  }
 }
 
 TEST_CASE_FIXTURE(GpuTest, "every distribution, keys and pairs") {
@@ -884,6 +912,16 @@ TEST_CASE_FIXTURE(GpuTest,
     // take them all and run past lavapipe's loop cap (run on one lavapipe thread to see it).
     checkSort(ctx, makeKeys(1023 * props.large_tile_pairs_size - 5, Distribution::kUniform, rng()), true, {},
               "uniform, 1023 tiles, the last one short");
+  }
+  // Half the memory with the rank counters inside the stage (TuningConfig::lookback_counters_in_stage):
+  // the tiles staged in parts keep them there.
+  {
+    TuningConfig lent = t;
+    lent.large_tile_loop = lent.large_tile_pairs_loop = 1;
+    lent.lookback_counters_in_stage = 1;
+    Context& ctx = contextWithTuning(lent);
+    CHECK(getSorterProperties(ctx.sorter()).large_tile_pairs_size >= whole * 3 / 4);
+    checkLookbackOptions(ctx, 9000);
   }
   // Sixteen a unit leave too little shared memory for any large tile (1/16 of 32 or 48 KiB holds
   // not even the counts and offsets of 256 bins): the sorts take the passes from

@@ -299,6 +299,7 @@ PipelineSpec segmentPipelineSpec(const Sorter& s, const detail::DeviceFacts& lim
       const uint32_t key_words = row.shape == SegmentShape::kSweepU32 ? 1 : 2;
       TuningConfig t = keys.lookback.tiles[0].tuning;
       if (keys.lookback.max_count == 0) return {row.code, row.code_size, 0, 0, 0, 0, 0};
+      t.lookback_counters_in_stage = 0;  // radix_segment_sweep.comp keeps its counters beside the tile
       // The onesweep pass's tile and ranking, its own SPIR-V, which stages tiles whole: a part's
       // keys of a tile the onesweep stages in parts.
       t.keys_per_thread = divCeil(t.keys_per_thread, onesweepStageParts(t, limits, key_words, false));
@@ -469,6 +470,7 @@ std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec
   v[VREN_RADIX_SPEC_STAGE_PARTS] = spec.stage_parts;
   v[VREN_RADIX_SPEC_LOOP_TILES] = spec.loop_tiles ? VK_TRUE : VK_FALSE;
   v[VREN_RADIX_SPEC_VALUES_APART] = spec.values_apart ? VK_TRUE : VK_FALSE;
+  v[VREN_RADIX_SPEC_COUNTERS_IN_STAGE] = spec.counters_in_stage ? VK_TRUE : VK_FALSE;
   return v;
 }
 
@@ -488,6 +490,7 @@ PipelineSpec onesweepSpec(const TuningConfig& shape, const DeviceFacts& limits, 
   spec.rank_packed = onesweepRankPacked(shape, limits, key_words, with_values);
   spec.loop_tiles = (with_values ? shape.large_tile_pairs_loop : shape.large_tile_loop) != 0;
   spec.values_apart = onesweepValuesApart(shape, limits, key_words, with_values);
+  spec.counters_in_stage = shape.lookback_counters_in_stage != 0;
   // Where several workgroups are meant to share a unit, looping ones take their tiles by ticket
   // (the shader's own SPIR-V).
   if (spec.loop_tiles && shape.large_tile_per_unit > 1) {

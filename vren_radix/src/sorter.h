@@ -38,11 +38,12 @@ struct PipelineSpec {
   uint32_t stage_parts = 1;  // radix_onesweep.comp: the tile staged whole (1) or in parts
   bool loop_tiles = false;   // radix_onesweep.comp: workgroups loop over the tiles
   bool values_apart = false;  // radix_onesweep.comp: the tile's keys staged whole, then its values
+  bool counters_in_stage = false;  // radix_onesweep.comp: the rank counters inside the stage
   // False for a pass that uses no subgroup operations and may not be whole subgroups (the setup,
   // 64 threads): it runs at any subgroup size instead of the pinned one.
   bool pinned_subgroup_size = true;
 };
-constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_VALUES_APART + 1;
+constexpr uint32_t kSpecConstantCount = VREN_RADIX_SPEC_COUNTERS_IN_STAGE + 1;
 // Specialization constant i's value at index i (7 is unused: 0).
 std::array<uint32_t, kSpecConstantCount> specializationValues(const PipelineSpec& spec);
 // The look-back pass (radix_onesweep.comp) of `shape` (lookbackTuning's) on this device, for

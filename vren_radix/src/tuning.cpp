@@ -150,11 +150,18 @@ uint32_t loopMaxTiles(const DeviceFacts& limits) {
 }
 
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t slot_words, bool packed, uint32_t stage_parts) {
-  const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;  // radix_onesweep.comp's map
-  const uint32_t counter_bytes = (packed ? 2 : 4) * max_subgroups * bins;
-  const uint32_t part_rounds = divCeil(keys_per_thread, stage_parts);
-  return 4 * workgroup_size * part_rounds * slot_words + counter_bytes + 4 * 4 * bins + 8 + 4 * (max_subgroups + 1) + 4;
+                             uint32_t slot_words, bool packed, uint32_t stage_parts, bool counters_in_stage) {
+  const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;  // radix_onesweep.comp's map, in words
+  const uint32_t counters = (packed ? 1 : 2) * max_subgroups * bins / 2;
+  const uint32_t stage = workgroup_size * divCeil(keys_per_thread, stage_parts) * slot_words;
+  // The counters and a missing tile's counts follow the stage, or inside it follow the OR
+  // matcher's words where the stage holds those.
+  uint32_t region = stage + counters + bins;
+  if (counters_in_stage) {
+    const uint32_t match = divCeil(workgroup_size, 32) * bins;
+    region = std::max(stage, (match <= stage ? match : 0) + counters + bins);
+  }
+  return 4 * (region + 3 * bins) + 8 + 4 * (max_subgroups + 1) + 4;
 }
 
 namespace {
@@ -172,12 +179,19 @@ uint32_t onesweepSharedBudget(const TuningConfig& shape, const DeviceFacts& limi
 }
 
 namespace {
-// The parts a tile of slot_words words a slot is staged in.
-uint32_t stageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t slot_words) {
+// Whether a tile of this shape keeps its rank counters inside its stage: where the tuning asks
+// for it and the tile is staged after its ranking, in parts or (`apart`) with values apart.
+bool countersInStage(const TuningConfig& shape, uint32_t parts, bool apart) {
+  return shape.lookback_counters_in_stage != 0 && (parts > 1 || apart);
+}
+
+// The parts a tile of slot_words words a slot is staged in; `apart`: staged whole, it is staged
+// after the ranking (the keys of values apart), else as ranked.
+uint32_t stageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t slot_words, bool apart) {
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
   auto fits = [&](uint32_t parts) {
-    return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, slot_words, true, parts) <=
-           onesweepSharedBudget(shape, limits);
+    return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, slot_words, true, parts,
+                               countersInStage(shape, parts, apart)) <= onesweepSharedBudget(shape, limits);
   };
   uint32_t parts = 1;
   while (parts < shape.keys_per_thread && !fits(parts)) ++parts;
@@ -186,21 +200,22 @@ uint32_t stageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32
 }  // namespace
 
 bool onesweepValuesApart(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
-  return with_values && shape.lookback_values_apart != 0 && stageParts(shape, limits, key_words) == 1 &&
-         stageParts(shape, limits, key_words + 1) > 1;
+  return with_values && shape.lookback_values_apart != 0 && stageParts(shape, limits, key_words, true) == 1 &&
+         stageParts(shape, limits, key_words + 1, false) > 1;
 }
 
 uint32_t onesweepStageParts(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
   if (onesweepValuesApart(shape, limits, key_words, with_values)) return 1;
-  return stageParts(shape, limits, key_words + (with_values ? 1 : 0));
+  return stageParts(shape, limits, key_words + (with_values ? 1 : 0), false);
 }
 
 bool onesweepRankPacked(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, bool with_values) {
   const uint32_t subgroups = onesweepSubgroups(shape.workgroup_size, limits);
-  const bool value_words = with_values && !onesweepValuesApart(shape, limits, key_words, with_values);
+  const bool apart = onesweepValuesApart(shape, limits, key_words, with_values);
+  const bool value_words = with_values && !apart;
+  const uint32_t parts = onesweepStageParts(shape, limits, key_words, with_values);
   return onesweepSharedBytes(shape.workgroup_size, shape.keys_per_thread, subgroups, key_words + (value_words ? 1 : 0),
-                             false, onesweepStageParts(shape, limits, key_words, with_values)) >
-         onesweepSharedBudget(shape, limits);
+                             false, parts, countersInStage(shape, parts, apart)) > onesweepSharedBudget(shape, limits);
 }
 
 TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limits, uint32_t key_words,
@@ -245,7 +260,8 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   // Slots in a tile stay below 2^15 (radix_onesweep.comp keeps two in a word).
   keys = std::max(1u, std::min(keys, kMaxTileSize / threads));
   auto fits = [&](uint32_t k, uint32_t parts) {
-    return onesweepSharedBytes(threads, k, onesweepSubgroups(threads, limits), key_words, true, parts) <= budget;
+    return onesweepSharedBytes(threads, k, onesweepSubgroups(threads, limits), key_words, true, parts,
+                               countersInStage(wide, parts, false)) <= budget;
   };
   // The keys asked for, staged in halves (onesweepStageParts) where they fit no other way; else
   // fewer keys, staged whole.

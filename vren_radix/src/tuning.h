@@ -48,9 +48,10 @@ constexpr uint32_t kLookbackMaxCount = (1u << 30) - 1;
 
 // Shared memory of the one-dispatch pass (radix_onesweep.comp's map), its rank counters packed
 // two bins a word or not (radix_tile_rank.glsl), the tile staged in stage_parts parts of
-// slot_words words a slot (key words, and one for a value).
+// slot_words words a slot (key words, and one for a value), the counters beside the stage or
+// inside it (TuningConfig::lookback_counters_in_stage, for a tile staged after its ranking).
 uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, uint32_t max_subgroups,
-                             uint32_t slot_words, bool packed, uint32_t stage_parts = 1);
+                             uint32_t slot_words, bool packed, uint32_t stage_parts = 1, bool counters_in_stage = false);
 // The shared memory a look-back tile of this shape (lookbackTuning's) may hold: the device's, or
 // 1/n of it less 16 bytes (the ticket word) where n of its workgroups are meant to share a unit
 // (its large_tile_per_unit, which lookbackTuning sets from the tuning's per kind of tile; 1 for

@@ -104,6 +104,12 @@ struct TuningConfig {
   // keys are staged whole and stored, then the values, each staged once; 0: the tile with its
   // values staged in parts.
   uint32_t lookback_values_apart = 0;
+  // 1: look-back tiles staged after their ranking (in parts, or with values apart) keep the
+  // ranking's counters inside the stage, which is free from the counting to the stores: the
+  // counters take no shared memory of their own, so such tiles fit more keys whole, or in fewer
+  // parts, with their counters unpacked (u32 pairs with values apart on 48 KiB: up to 512 x 22
+  // against 512 x 17 with packed counters beside the stage). 0: the counters beside the stage.
+  uint32_t lookback_counters_in_stage = 0;
   // How often each look-back thread polls, in all per tile, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
   // that an earlier workgroup is running. A larger budget waits longer for a slow tile, a
