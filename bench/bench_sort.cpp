@@ -358,6 +358,7 @@ struct Flags {
   int large_tile_loop = -1, large_pairs_loop = -1;  // --large-tile-loop, --large-pairs-loop; -1: the tuning's
   uint32_t large_tile_slots = 0;                     // --large-tile-slots; 0: the tuning's
   int values_apart = -1;                             // --values-apart; -1: the tuning's
+  int counters_in_stage = -1;                        // --counters-in-stage; -1: the tuning's
   uint32_t large_tile_per_unit = 0, large_pairs_per_unit = 0;  // --large-tile-per-unit, --large-pairs-per-unit
 };
 
@@ -454,6 +455,13 @@ bool parseFlags(int* argc, char** argv, Flags* flags, std::string* error) {
         return false;
       }
       flags->values_apart = value == "1" ? 1 : 0;
+    } else if (key == "--counters-in-stage") {
+      if (value != "0" && value != "1") {
+        *error = "--counters-in-stage takes 0 or 1: look-back tiles staged after their ranking keep its counters "
+                 "in their stage.";
+        return false;
+      }
+      flags->counters_in_stage = value == "1" ? 1 : 0;
     } else {
       argv[kept++] = argv[i];
     }
@@ -611,6 +619,8 @@ constexpr const char* kFlagsHelp =
     "                    large-tile shapes and the GPU-side count's excess-tile rule\n"
     "  --values-apart=0|1 with values, tiles whose keys fit shared memory whole stage them, then\n"
     "                    the values (1), or stage keys and values in parts (0)\n"
+    "  --counters-in-stage=0|1 look-back tiles staged after their ranking (in parts or values\n"
+    "                    apart) keep the ranking's counters inside their stage (1), or beside it (0)\n"
     "  --large-tile-per-unit=N, --large-pairs-per-unit=N N workgroups of large tiles of keys alone, or\n"
     "                    with values, share an SM: each within 1/N of its shared memory\n\n";
 
@@ -644,7 +654,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<Context> ctx = Context::create(options, &error);
   const bool large_flags = flags.large_tile_set || flags.large_pairs_set || flags.large_tile_loop >= 0 ||
                            flags.large_pairs_loop >= 0 || flags.large_tile_slots > 0 || flags.values_apart >= 0 ||
-                           flags.large_tile_per_unit > 0 || flags.large_pairs_per_unit > 0;
+                           flags.counters_in_stage >= 0 || flags.large_tile_per_unit > 0 ||
+                           flags.large_pairs_per_unit > 0;
   if (ctx && large_flags) {  // large tiles on top of the tuning in use
     flags.tuning = vren::radix::getSorterProperties(ctx->sorter()).tuning;
     if (flags.large_tile_loop >= 0) flags.tuning.large_tile_loop = static_cast<uint32_t>(flags.large_tile_loop);
@@ -652,6 +663,8 @@ int main(int argc, char** argv) {
     if (flags.large_tile_set) flags.tuning.large_tile_min_count = flags.large_tile_min_count;
     if (flags.large_tile_slots) flags.tuning.large_tile_slots = flags.large_tile_slots;
     if (flags.values_apart >= 0) flags.tuning.lookback_values_apart = static_cast<uint32_t>(flags.values_apart);
+    if (flags.counters_in_stage >= 0)
+      flags.tuning.lookback_counters_in_stage = static_cast<uint32_t>(flags.counters_in_stage);
     if (flags.large_tile_per_unit) flags.tuning.large_tile_per_unit = flags.large_tile_per_unit;
     if (flags.large_pairs_per_unit) flags.tuning.large_tile_pairs_per_unit = flags.large_pairs_per_unit;
     // A keys per thread given pins that one shape.
@@ -705,6 +718,7 @@ int main(int argc, char** argv) {
             "; " + std::to_string(t.large_tile_slots) + " units of large tiles" +
             (t.large_tile_loop ? ", keys looping" : "") + (t.large_tile_pairs_loop ? ", pairs looping" : "") +
             (t.lookback_values_apart ? ", values apart" : "") +
+            (t.lookback_counters_in_stage ? ", counters in the stage" : "") +
             (t.large_tile_per_unit > 1 ? ", keys " + std::to_string(t.large_tile_per_unit) + " an SM" : "") +
             (t.large_tile_pairs_per_unit > 1 ? ", pairs " + std::to_string(t.large_tile_pairs_per_unit) + " an SM"
                                              : "") +

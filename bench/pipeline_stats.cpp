@@ -15,6 +15,7 @@
 //                     the large tiles of keys alone, or of keys and values, at K keys x W threads,
 //                     the latter on a workgroup each (0) or on workgroups that loop over them (1).
 //   --values-apart=0|1  the device's tuning with lookback_values_apart so.
+//   --counters-in-stage=0|1  the device's tuning with lookback_counters_in_stage so.
 //   --large-pairs-per-unit=N  the device's tuning with large_tile_pairs_per_unit N.
 //
 // Names give each pipeline's shape: radix passes and the scan W x K x D, the material fast path
@@ -371,7 +372,7 @@ bool parseTuning(const char* text, TuningConfig* out) {
 int main(int argc, char** argv) {
   int device_index = -1;
   std::vector<TuningConfig> tunings;
-  unsigned pairs_keys = 0, pairs_threads = 0, pairs_loop = 2, values_apart = 2;  // 2: the tuning's
+  unsigned pairs_keys = 0, pairs_threads = 0, pairs_loop = 2, values_apart = 2, in_stage = 2;  // 2: the tuning's
   unsigned large_keys = 0, large_threads = 0, pairs_per_unit = 0;
   char extra = 0;
   for (int i = 1; i < argc; ++i) {
@@ -386,6 +387,7 @@ int main(int argc, char** argv) {
                pairs_keys > 0 && pairs_keys <= 64 && pairs_threads > 0 && pairs_threads <= 1024) {
     } else if (std::sscanf(argv[i], "--large-pairs-loop=%u%c", &pairs_loop, &extra) == 1 && pairs_loop < 2) {
     } else if (std::sscanf(argv[i], "--values-apart=%u%c", &values_apart, &extra) == 1 && values_apart < 2) {
+    } else if (std::sscanf(argv[i], "--counters-in-stage=%u%c", &in_stage, &extra) == 1 && in_stage < 2) {
     } else if (std::sscanf(argv[i], "--large-pairs-per-unit=%u%c", &pairs_per_unit, &extra) == 1 &&
                pairs_per_unit > 0 && pairs_per_unit <= 64) {
     } else {
@@ -393,7 +395,7 @@ int main(int argc, char** argv) {
           stderr,
           "Cannot read the argument '%s'.\nUsage: vren_radix_pipeline_stats [--device=N] [--tuning=WxK[xD]]... "
           "[--large-tile=KxW] [--large-pairs-tile=KxW] [--large-pairs-loop=0|1] [--values-apart=0|1] "
-          "[--large-pairs-per-unit=N]\n",
+          "[--counters-in-stage=0|1] [--large-pairs-per-unit=N]\n",
           argv[i]);
       return 2;
     }
@@ -412,6 +414,7 @@ int main(int argc, char** argv) {
       if (large_keys) t.large_tile_keys_per_thread = large_keys, t.large_tile_workgroup_size = large_threads;
       if (pairs_loop < 2) t.large_tile_pairs_loop = pairs_loop;
       if (values_apart < 2) t.lookback_values_apart = values_apart;
+      if (in_stage < 2) t.lookback_counters_in_stage = in_stage;
       if (pairs_per_unit) t.large_tile_pairs_per_unit = pairs_per_unit;
       tunings.insert(tunings.begin(), t);
     }
