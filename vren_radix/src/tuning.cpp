@@ -74,6 +74,11 @@ constexpr TuningConfig nvidiaTuning() {
   // 229 / 766 / 2890. With its own cost (kLargeTileCostPairsApart, tuning.h), the shape chooser
   // takes 512 x 16 from 2^20 to 2^24 pairs (not at 2560x1440) and 512 x 24 at 2^25 and 2^26.
   t.lookback_values_apart = 1;
+  // lookback_counters_in_stage stays 0, unmeasured here: with it 512 x 18 to 22 pairs stage their
+  // keys whole too (values apart, unpacked counters), and the shape chooser would take 512 x 20
+  // at 2560x1440 and 512 x 22 above, its costs 16-19 % less a pass than today's shapes'; but
+  // 512 x 17 apart (packed) took 0.766 / 2.89 ms at 2^24 / 2^26 against 0.733 / 2.75 for 512 x 16,
+  // which those costs do not foresee.
   // large_tile_pairs_per_unit stays 1: two 384 x 12 pairs workgroups an SM, each within 24 KiB
   // and taking its tiles by ticket, 0.083 / 0.229 / 0.725 / 2.70 ms at 2^20 / 2^22 / 2^24 / 2^26
   // against 0.078 / 0.219 / 0.733 / 2.72 here (two runs each, 2026-11-28; radix_onesweep.comp has
