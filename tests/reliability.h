@@ -1,7 +1,8 @@
 // Helpers shared by the reliability tests (test_failures.cpp, test_validation.cpp,
-// test_limits.cpp, test_batch.cpp, test_reliability.cpp): never-compiled pipelines, device
-// limits faked through the entry points the library is given, and sort jobs in host-visible
-// buffers with poisoned scratch and canaries (the patterns of checked_sorts.h).
+// test_limits.cpp, test_batch.cpp, test_reliability.cpp; test_sort.cpp's shape queries):
+// never-compiled pipelines, device limits faked through the entry points the library is given,
+// and sort jobs in host-visible buffers with poisoned scratch and canaries (the patterns of
+// checked_sorts.h).
 #pragma once
 
 #include <doctest/doctest.h>
