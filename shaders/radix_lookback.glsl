@@ -15,18 +15,51 @@
 //   POLL_ATOMIC, POLL_BUDGET   specialization constants (see radix_onesweep.comp)
 //   TILE_SIZE, KEYS_PER_THREAD the tile, and how many keys each thread counts of a missing tile
 //   BINS_PER_THREAD            consecutive bins per thread, from ordered_thread() * BINS_PER_THREAD
-//   LOOKBACK_MISSING_WORDS     a shared uint array whose BINS words from the const uint
-//                              LOOKBACK_MISSING_BASE count a missing tile's keys per bin (only
-//                              inside lookback_offsets, so they may share memory free there)
+// and it may lend the count of a missing tile (used only inside lookback_offsets, so it may share
+// memory free there): it defines LOOKBACK_MISSING_WORDS, a shared uint array whose BINS words
+// from the const uint LOOKBACK_MISSING_BASE hold it where the const bool LOOKBACK_MISSING_LENT
+// holds; else it keeps its own array, then of one word.
 // Published words live in the internal buffer, lookback_at(set, tile, bin): two sets, by pass
 // parity; a pass clears the other set's words of its tile for the next pass.
 //
-// Shared memory (bytes): s_lookback_count 4 BINS, flags 8, and the includer's BINS words.
+// Shared memory (bytes): s_lookback_count 4 BINS, s_lookback_missing 4 BINS (4 where lent),
+// flags 8.
 
 #include "published_words.glsl"
 
 shared uint s_lookback_count[BINS];  // this tile's keys per bin
-shared uint s_lookback_stuck[2];     // per round parity: 1 + the newest tile a walk stopped at, 0: none
+#ifdef LOOKBACK_MISSING_WORDS
+shared uint s_lookback_missing[LOOKBACK_MISSING_LENT ? 1u : BINS];  // a missing tile's keys per bin
+#else
+shared uint s_lookback_missing[BINS];
+#endif
+shared uint s_lookback_stuck[2];  // per round parity: 1 + the newest tile a walk stopped at, 0: none
+
+// A missing tile's count of `bin`, wherever it is.
+void lookback_missing_clear(uint bin) {
+#ifdef LOOKBACK_MISSING_WORDS
+  if (LOOKBACK_MISSING_LENT) {
+    LOOKBACK_MISSING_WORDS[LOOKBACK_MISSING_BASE + bin] = 0u;
+    return;
+  }
+#endif
+  s_lookback_missing[bin] = 0u;
+}
+void lookback_missing_count(uint bin) {
+#ifdef LOOKBACK_MISSING_WORDS
+  if (LOOKBACK_MISSING_LENT) {
+    atomicAdd(LOOKBACK_MISSING_WORDS[LOOKBACK_MISSING_BASE + bin], 1u);
+    return;
+  }
+#endif
+  atomicAdd(s_lookback_missing[bin], 1u);
+}
+uint lookback_missing(uint bin) {
+#ifdef LOOKBACK_MISSING_WORDS
+  if (LOOKBACK_MISSING_LENT) return LOOKBACK_MISSING_WORDS[LOOKBACK_MISSING_BASE + bin];
+#endif
+  return s_lookback_missing[bin];
+}
 
 // Published words hold a count or prefix in the low 30 bits and one of these flags; 0 is
 // unpublished.
@@ -104,17 +137,17 @@ void lookback_offsets(uint set, uint tile, ReadUints keys_in, out uint exclusive
     if (stuck == 0u) break;
     if (gl_LocalInvocationIndex == 0u) s_lookback_stuck[(round + 1u) & 1u] = 0u;  // last read a round ago
     const uint missing = stuck - 1u;
-    for (uint b = gl_LocalInvocationIndex; b < BINS; b += gl_WorkGroupSize.x) LOOKBACK_MISSING_WORDS[LOOKBACK_MISSING_BASE + b] = 0u;
+    for (uint b = gl_LocalInvocationIndex; b < BINS; b += gl_WorkGroupSize.x) lookback_missing_clear(b);
     barrier();  // zeroed
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {
       const uint index = missing * TILE_SIZE + i * gl_WorkGroupSize.x + gl_LocalInvocationIndex;
-      if (index < element_count()) atomicAdd(LOOKBACK_MISSING_WORDS[LOOKBACK_MISSING_BASE + bin_of(load_key(keys_in, index))], 1u);
+      if (index < element_count()) lookback_missing_count(bin_of(load_key(keys_in, index)));
     }
     barrier();  // the missing tile counted
     [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
       const uint bin = first_bin + j;
       if (walking[j] && newest[j] == missing) {
-        exclusive[j] += LOOKBACK_MISSING_WORDS[LOOKBACK_MISSING_BASE + bin];
+        exclusive[j] += lookback_missing(bin);
         newest[j] = missing - 1u;
         if (missing == 0u) {  // tile 0's count is its prefix
           walking[j] = false;

@@ -12,7 +12,7 @@
 // The includer defines MATCH_OR_WORDS, a shared uint array free while the rounds run, zeroed by
 // match_or_zero() and behind a barrier before the first round; BINS is radix_common.glsl's.
 
-const uint MATCH_OR_SIZE = (gl_WorkGroupSize.x + 31u) / 32u * BINS;
+#include "radix_match_or_size.glsl"
 
 bool match_or_runs() { return gl_SubgroupSize <= 32u; }
 

@@ -85,14 +85,15 @@
 //   s_stage           the stage, 4 (W + V) R G: the tile in bin order, a part's keys then its
 //                     values (V = 1 with values, 0 with VALUES_APART: the tile's keys, later its
 //                     values), in P = STAGE_PARTS parts of R = ceil(KEYS_PER_THREAD / P) rounds;
-//                     then, or with COUNTERS_IN_STAGE inside it (the stage grown where they need
-//                     more), after the OR matcher's words (4 ceil(G / 32) BINS, where the stage
-//                     holds them): the rank counters (radix_tile_rank.glsl, per subgroup and bin
-//                     the counts, then the next slot in the tile: 4 S BINS, half with
-//                     RANK_PACKED) and a missing tile's counts (radix_lookback.glsl, 4 BINS)
+//                     with COUNTERS_IN_STAGE, after the OR matcher's words (4 ceil(G / 32) BINS,
+//                     where the stage holds them), the rank counters and a missing tile's counts
+//                     (the stage grown where they need more)
+//   rank counters     4 S BINS   radix_tile_rank.glsl: per subgroup and bin the counts, then the
+//                                next slot in the tile (half with RANK_PACKED; 4 in the stage)
 //   s_bin_start       4 BINS     radix_tile_rank.glsl: where each bin starts in the tile
 //   s_bin_destination 4 BINS     the global index of tile slot 0 if it held the bin
-//   look-back         4 BINS + 8 (radix_lookback.glsl; s_lookback_count: the tile's counts)
+//   look-back         8 BINS + 8 (radix_lookback.glsl; s_lookback_count: the tile's counts,
+//                                s_lookback_missing a missing tile's: 4 in the stage)
 //   workgroup scan    4 (S + 1)
 //   flags             4
 // With COUNTERS_IN_STAGE the counters cost no shared memory of their own: u32 pairs with values
@@ -167,22 +168,24 @@ const uint KEY_WORDS = 1u;
 // A part's keys, then its values (VALUES_APART: the tile's keys, later its values).
 const uint STAGE_WORDS = PART_SIZE * (KEY_WORDS + (WITH_VALUES && !VALUES_APART ? 1u : 0u));
 // Staged after the ranking (STAGE_AFTER_RANK), the stage is free from a tile's clearing to its
-// staging: the ranking's OR matcher uses it where its words fit (radix_match_or.glsl's
-// MATCH_OR_SIZE), and with COUNTERS_IN_STAGE the rank counters (radix_tile_rank.glsl) and the
-// look-back's count of a missing tile (radix_lookback.glsl) follow those words inside it, the
-// stage grown where they need more. Else the counters and that count follow the stage. One
-// array either way.
+// staging: the ranking's OR matcher uses it where its words fit (MATCH_OR_SIZE), and with
+// COUNTERS_IN_STAGE the rank counters (radix_tile_rank.glsl) and the look-back's count of a
+// missing tile (radix_lookback.glsl) follow those words inside it, the stage grown where they
+// need more. Else the counters and that count keep arrays of their own (radix_tile_rank.glsl says
+// what one array cost).
 const bool COUNTERS_IN_STAGE = COUNTERS_IN_STAGE_ASKED && STAGE_AFTER_RANK;
 #include "radix_tile_rank_sizes.glsl"
-const uint MATCH_WORDS = (gl_WorkGroupSize.x + 31u) / 32u * BINS;
-const uint RANK_COUNTER_BASE = !COUNTERS_IN_STAGE ? STAGE_WORDS : MATCH_WORDS <= STAGE_WORDS ? MATCH_WORDS : 0u;
+const uint RANK_COUNTER_BASE = MATCH_OR_SIZE <= STAGE_WORDS ? MATCH_OR_SIZE : 0u;
 const uint LOOKBACK_MISSING_BASE = RANK_COUNTER_BASE + RANK_COUNTER_SIZE;
-const uint STAGE_REGION_WORDS = STAGE_WORDS > LOOKBACK_MISSING_BASE + BINS ? STAGE_WORDS : LOOKBACK_MISSING_BASE + BINS;
+const uint STAGE_NEEDED_WORDS = COUNTERS_IN_STAGE ? LOOKBACK_MISSING_BASE + BINS : 0u;
+const uint STAGE_REGION_WORDS = STAGE_WORDS > STAGE_NEEDED_WORDS ? STAGE_WORDS : STAGE_NEEDED_WORDS;
 shared uint s_stage[STAGE_REGION_WORDS];
 #define RANK_MATCH_WORDS s_stage
 const uint RANK_MATCH_CAPACITY = STAGE_AFTER_RANK ? STAGE_WORDS : 0u;
 #define RANK_COUNTER_WORDS s_stage
+const bool RANK_COUNTERS_LENT = COUNTERS_IN_STAGE;
 #define LOOKBACK_MISSING_WORDS s_stage
+const bool LOOKBACK_MISSING_LENT = COUNTERS_IN_STAGE;
 
 #include "radix_lookback.glsl"
 #include "radix_tile_rank.glsl"

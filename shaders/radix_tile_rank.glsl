@@ -29,21 +29,49 @@
 // rank_key(), and the const uint RANK_MATCH_CAPACITY, its length in words (0: ballots). It may
 // lend the counters too: it defines RANK_COUNTER_WORDS, a shared uint array of which the
 // RANK_COUNTER_SIZE words (radix_tile_rank_sizes.glsl) from the const uint RANK_COUNTER_BASE hold
-// the counters from rank_clear() to the last rank_key() (clear of the OR matcher's words).
+// the counters from rank_clear() to the last rank_key() (clear of the OR matcher's words) where
+// the const bool RANK_COUNTERS_LENT holds; else they keep their own array, then of one word.
+// Apart, they are an array of their own: on an H200 the same shader with the counters in the
+// stage's array, past its end, sorted 2^24 / 2^26 keys in 0.521 / 1.881 ms against 0.512 /
+// 1.846 with arrays apart; this map, 0.512 / 1.847 in a later run beside 0.511 / 1.849 for the
+// arrays apart of before (2026-12-02).
 //
 // Shared memory (bytes): the counters 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED (in
-// s_subgroup_bins unless lent); s_bin_start 4 * BINS.
+// s_subgroup_bins unless lent, 4 where lent); s_bin_start 4 * BINS.
 
 #include "radix_tile_rank_sizes.glsl"
 
-#ifndef RANK_COUNTER_WORDS
+#ifdef RANK_COUNTER_WORDS
+shared uint s_subgroup_bins[RANK_COUNTERS_LENT ? 1u : RANK_COUNTER_SIZE];
+#else
 shared uint s_subgroup_bins[RANK_COUNTER_SIZE];
-#define RANK_COUNTER_WORDS s_subgroup_bins
-const uint RANK_COUNTER_BASE = 0u;
 #endif
 shared uint s_bin_start[BINS];  // where each bin starts in the tile
 
-uint rank_counter(uint subgroup, uint bin) { return RANK_COUNTER_BASE + subgroup * RANK_UNITS + bin / RANK_UNIT_BINS; }
+// Counter word i (rank_counter's), wherever the counters are.
+uint rank_counter_load(uint i) {
+#ifdef RANK_COUNTER_WORDS
+  if (RANK_COUNTERS_LENT) return RANK_COUNTER_WORDS[RANK_COUNTER_BASE + i];
+#endif
+  return s_subgroup_bins[i];
+}
+void rank_counter_store(uint i, uint word) {
+#ifdef RANK_COUNTER_WORDS
+  if (RANK_COUNTERS_LENT) {
+    RANK_COUNTER_WORDS[RANK_COUNTER_BASE + i] = word;
+    return;
+  }
+#endif
+  s_subgroup_bins[i] = word;
+}
+uint rank_counter_add(uint i, uint word) {
+#ifdef RANK_COUNTER_WORDS
+  if (RANK_COUNTERS_LENT) return atomicAdd(RANK_COUNTER_WORDS[RANK_COUNTER_BASE + i], word);
+#endif
+  return atomicAdd(s_subgroup_bins[i], word);
+}
+
+uint rank_counter(uint subgroup, uint bin) { return subgroup * RANK_UNITS + bin / RANK_UNIT_BINS; }
 uint rank_shift(uint bin) { return RANK_PACKED ? (bin & 1u) << 4u : 0u; }
 // Bin `h` of a unit's packed counts or starts.
 uint rank_unit_part(uint packed, uint h) { return RANK_PACKED ? (packed >> (16u * h)) & 0xFFFFu : packed; }
@@ -64,10 +92,10 @@ void rank_clear() {
   if (rank_matching_or()) match_or_zero();
 #endif
   for (uint j = gl_LocalInvocationIndex; j < gl_NumSubgroups * RANK_UNITS; j += gl_WorkGroupSize.x)
-    RANK_COUNTER_WORDS[RANK_COUNTER_BASE + j] = 0u;
+    rank_counter_store(j, 0u);
 }
 
-void rank_count(uint bin) { atomicAdd(RANK_COUNTER_WORDS[rank_counter(gl_SubgroupID, bin)], 1u << rank_shift(bin)); }
+void rank_count(uint bin) { rank_counter_add(rank_counter(gl_SubgroupID, bin), 1u << rank_shift(bin)); }
 
 // The tile's counts of the unit's bins, packed as its counters; each subgroup's counters of them
 // now hold its start inside the bin (with RANK_PACKED both halves are summed at once: no half
@@ -76,8 +104,8 @@ uint rank_unit_counts(uint unit) {
   uint start = 0u;
   [[unroll]] for (uint s = 0u; s < MAX_SUBGROUPS; ++s) {
     if (s < gl_NumSubgroups) {
-      const uint count = RANK_COUNTER_WORDS[RANK_COUNTER_BASE + s * RANK_UNITS + unit];
-      RANK_COUNTER_WORDS[RANK_COUNTER_BASE + s * RANK_UNITS + unit] = start;
+      const uint count = rank_counter_load(s * RANK_UNITS + unit);
+      rank_counter_store(s * RANK_UNITS + unit, start);
       start += count;
     }
   }
@@ -95,14 +123,14 @@ uint rank_place_unit(uint unit, uint counts, uint tile_start) {
     tile_start += rank_unit_part(counts, h);
   }
   [[unroll]] for (uint s = 0u; s < MAX_SUBGROUPS; ++s)
-    if (s < gl_NumSubgroups) RANK_COUNTER_WORDS[RANK_COUNTER_BASE + s * RANK_UNITS + unit] += starts;
+    if (s < gl_NumSubgroups) rank_counter_store(s * RANK_UNITS + unit, rank_counter_load(s * RANK_UNITS + unit) + starts);
   return tile_start;
 }
 
 // The subgroup's start of `bin` advanced by `peers` (the leader's call): the start before.
 uint rank_advance(uint bin, uint peers) {
   const uint shift = rank_shift(bin);
-  const uint old = atomicAdd(RANK_COUNTER_WORDS[rank_counter(gl_SubgroupID, bin)], peers << shift);
+  const uint old = rank_counter_add(rank_counter(gl_SubgroupID, bin), peers << shift);
   return rank_unit_part(old >> shift, 0u);
 }
 

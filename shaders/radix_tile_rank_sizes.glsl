@@ -1,9 +1,11 @@
 // The tile ranking's counters (radix_tile_rank.glsl): their packing and their size, apart from
 // the ranking so that a shader can lay its shared memory out around them before it includes the
-// ranking (radix_onesweep.comp lends them the stage). The includer declares MAX_SUBGROUPS and
-// includes radix_common.glsl.
+// ranking (radix_onesweep.comp lends them the stage); with them the OR matcher's words. The
+// includer declares MAX_SUBGROUPS and its workgroup size, and includes radix_common.glsl.
 #ifndef VREN_RADIX_TILE_RANK_SIZES
 #define VREN_RADIX_TILE_RANK_SIZES
+
+#include "radix_match_or_size.glsl"
 
 layout(constant_id = VREN_RADIX_SPEC_RANK_PACKED) const bool RANK_PACKED = false;
 

@@ -159,12 +159,12 @@ uint32_t onesweepSharedBytes(uint32_t workgroup_size, uint32_t keys_per_thread, 
   const uint32_t bins = 1u << VREN_RADIX_MAX_DIGIT_BITS;  // radix_onesweep.comp's map, in words
   const uint32_t counters = (packed ? 1 : 2) * max_subgroups * bins / 2;
   const uint32_t stage = workgroup_size * divCeil(keys_per_thread, stage_parts) * slot_words;
-  // The counters and a missing tile's counts follow the stage, or inside it follow the OR
-  // matcher's words where the stage holds those.
+  // The counters and a missing tile's counts beside the stage, or inside it after the OR
+  // matcher's words where the stage holds those (their own arrays then of a word each).
   uint32_t region = stage + counters + bins;
   if (counters_in_stage) {
     const uint32_t match = divCeil(workgroup_size, 32) * bins;
-    region = std::max(stage, (match <= stage ? match : 0) + counters + bins);
+    region = std::max(stage, (match <= stage ? match : 0) + counters + bins) + 2;
   }
   return 4 * (region + 3 * bins) + 8 + 4 * (max_subgroups + 1) + 4;
 }
