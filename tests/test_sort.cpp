@@ -289,9 +289,16 @@ TEST_CASE_FIXTURE(GpuTest, "look-back tiles with values apart: the keys staged w
     const uint32_t t = p.lookback_tile_size;
     REQUIRE(t == threads * c.lookback_keys_per_thread);  // not shrunk
     if (sized) REQUIRE(p.tuning.lookback_values_apart == 1);
+    // Counters inside the stage only where they change how a tile stages: here they let its keys
+    // stage whole.
+    if (sized) CHECK(p.tuning.lookback_counters_in_stage == in_stage);
     TuningConfig whole = c;
     whole.lookback_values_apart = 0;
     REQUIRE(getSorterProperties(fakeSorter({}, &whole).get()).tuning.lookback_values_apart == 0);
+    // Tiles of a key a thread stage whole as ranked: the counters stay beside the stage.
+    TuningConfig ranked = c;
+    ranked.lookback_keys_per_thread = 1;
+    CHECK(getSorterProperties(fakeSorter({}, &ranked).get()).tuning.lookback_counters_in_stage == 0);
     // The counters' place changes no step but the shared memory's map: fewer sorts the second
     // time, and the looping tiles with the counters in the stage are the two-a-unit case's.
     for (uint32_t n : {t - 1, t + 1, 3 * t + 17}) {
@@ -916,15 +923,21 @@ TEST_CASE_FIXTURE(GpuTest,
               "uniform, 1023 tiles, the last one short");
   }
   // Half the memory with the rank counters inside the stage (TuningConfig::lookback_counters_in_stage),
-  // on looping workgroups: pairs tiles of 64 x 24, too large for half staged whole as ranked at
-  // every width, stage in parts and keep their counters there.
+  // on looping workgroups: pairs tiles of 128 x 32 (128 x 20 at 4 lanes, whose pipelines compile
+  // faster; fewer threads at 4 and 8 lanes), too large for half staged whole as ranked at every
+  // width, stage in fewer parts or with unpacked counters with them there (with 2 subgroups, 64
+  // threads at 32 lanes gain nothing from it).
   {
+    const uint32_t keys = context().device().subgroup_size <= 4 ? 20 : 32;
     TuningConfig lent = t;
-    lent.large_tile_pairs_keys_per_thread = 24;
+    lent.large_tile_pairs_workgroup_size = 128;
+    lent.large_tile_pairs_keys_per_thread = keys;
     lent.large_tile_loop = lent.large_tile_pairs_loop = 1;
     lent.lookback_counters_in_stage = 1;
     Context& ctx = contextWithTuning(lent);
-    CHECK(getSorterProperties(ctx.sorter()).large_tile_pairs_size >= 64 * 24 * 3 / 4);  // fewer threads at 4 lanes
+    const SorterProperties p = getSorterProperties(ctx.sorter());
+    CHECK(p.tuning.large_tile_pairs_keys_per_thread == keys);
+    CHECK(p.tuning.lookback_counters_in_stage == 1);
     checkLookbackOptions(ctx, 9000);
   }
   // Sixteen a unit leave too little shared memory for any large tile (1/16 of 32 or 48 KiB holds

@@ -1,6 +1,7 @@
 #include "tuning.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "materials_shared.h"
 #include "radix_shared.h"
@@ -60,7 +61,7 @@ constexpr TuningConfig nvidiaTuning() {
   // 512x20 775 / 2840, 448x28 815 / 2970, 384x32 (168 registers) 847 / 3070.
   t.large_tile_loop = t.large_tile_pairs_loop = 1;
   // Smaller shapes where they fill the waves better (LargeTileCost, tuning.h, has the
-  // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 24, from 2^20 keys, where 512 x 20 sorts
+  // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 20, from 2^20 keys, where 512 x 20 sorts
   // keys in 0.070 ms against 0.089 on the small tiles (256 x 8), and 512 x 16 pairs in 0.082
   // against 0.102 (2026-11-27); below 2^20 unmeasured.
   t.large_tile_min_count = 1u << 20;
@@ -74,11 +75,19 @@ constexpr TuningConfig nvidiaTuning() {
   // 229 / 766 / 2890. With its own cost (kLargeTileCostPairsApart, tuning.h), the shape chooser
   // takes 512 x 16 from 2^20 to 2^24 pairs (not at 2560x1440) and 512 x 24 at 2^25 and 2^26.
   t.lookback_values_apart = 1;
-  // lookback_counters_in_stage stays 0, unmeasured here: with it 512 x 18 to 22 pairs stage their
-  // keys whole too (values apart, unpacked counters), and the shape chooser would take 512 x 20
-  // at 2560x1440 and 512 x 22 above, its costs 16-19 % less a pass than today's shapes'; but
-  // 512 x 17 apart (packed) took 0.766 / 2.89 ms at 2^24 / 2^26 against 0.733 / 2.75 for 512 x 16,
-  // which those costs do not foresee.
+  // With the rank counters inside the stage, 512 x 18 to 22 pairs stage their keys whole too,
+  // and every shape of them unpacks its counters (keys alone stage the same way either way, so
+  // keep their counters apart). 2^20 / 2560x1440 / 2^22 / 3840x2160 / 2^24 / 2^26 pairs, ms, two
+  // runs alternating (2026-12-02): 512 x 16 0.0761 / 0.199 / 0.210 / 0.375 / 0.701 / 2.62,
+  // 512 x 18 0.0780 / 0.203 / 0.223 / 0.381 / 0.720 / 2.70, 512 x 20 (128 registers) 0.0793 /
+  // 0.187 / 0.224 / 0.374 / 0.694 / 2.58, 512 x 22 0.0835 / 0.202 / 0.215 / 0.385 / 0.716 / 2.65,
+  // against 0.0782 / 0.197 / 0.218 / 0.392 / 0.731 / 2.71 for the counters beside (512 x 16 apart
+  // and packed, 512 x 20 to 24 in parts). 18 and 22 lose at every count, so pairs take 512 x 16
+  // to 20, which the shape chooser takes as measured best but at 3840x2160 and 2^23, where it
+  // takes 512 x 18 (as many waves as 512 x 20). The sort of record, in a later run: 2^24 / 2^26
+  // pairs 0.690 / 2.564 ms against 0.732 / 2.711 with the counters beside (2026-12-02).
+  t.lookback_counters_in_stage = 1;
+  t.large_tile_pairs_keys_per_thread = 20;
   // large_tile_pairs_per_unit stays 1: two 384 x 12 pairs workgroups an SM, each within 24 KiB
   // and taking its tiles by ticket, 0.083 / 0.229 / 0.725 / 2.70 ms at 2^20 / 2^22 / 2^24 / 2^26
   // against 0.078 / 0.219 / 0.733 / 2.72 here (two runs each, 2026-11-28; radix_onesweep.comp has
@@ -281,6 +290,21 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   if (!fits(keys, onesweepStageParts(wide, limits, key_words, false)) || (with_pairs && !pairs_fit()) ||
       (limits.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) == 0)
     wide.lookback_max_count = 0;
+  // The counters inside the stage only where that changes how the tile stages (in fewer parts,
+  // its values apart, or its counters unpacked): else they keep their own array, which measured
+  // faster (radix_tile_rank.glsl).
+  if (wide.lookback_counters_in_stage != 0) {
+    TuningConfig beside = wide;
+    beside.lookback_counters_in_stage = 0;
+    auto staging = [&](const TuningConfig& s, bool with_values) {
+      return std::tuple(onesweepStageParts(s, limits, key_words, with_values),
+                        onesweepValuesApart(s, limits, key_words, with_values),
+                        onesweepRankPacked(s, limits, key_words, with_values));
+    };
+    bool changes = with_pairs && staging(wide, true) != staging(beside, true);
+    if (tile != LookbackTile::kLargePairs) changes = changes || staging(wide, false) != staging(beside, false);
+    if (!changes) wide.lookback_counters_in_stage = 0;
+  }
   return wide;
 }
 

@@ -118,7 +118,9 @@ constexpr LargeTileCost kLargeTileCostPairs = {7800, 0.73};
 // the shapes the pairs cost above chose (512 x 22 / 24 / 24, staged in parts; 2026-11-28).
 // Fitted to the ratio of a wave's time at 2^24 and 2^26 (0.68 of 512 x 24's): 0.44 ns a key,
 // which also took 512 x 16 at 2560x1440, 0.210 ms against 0.200 at 512 x 20 in parts; 0.45 keeps
-// 512 x 20 there.
+// 512 x 20 there. With the counters inside the stage, 512 x 16 to 20 all stage apart: this cost
+// takes the best of them measured at 2^20, 2560x1440, 2^22, 2^24 and 2^26, not at 3840x2160
+// (512 x 18, 0.381 ms against 0.374 for 512 x 20; nvidiaTuning(), 2026-12-02).
 constexpr LargeTileCost kLargeTileCostPairsApart = {7800, 0.45};
 // Which of the candidates' tiles (tile_sizes, 0: none; the first the largest; each weighed at
 // costs[i]) a sort of `count` keys takes, with `slots` tiles running at once (0: unknown, the

@@ -108,7 +108,10 @@ struct TuningConfig {
   // ranking's counters inside the stage, which is free from the counting to the stores: the
   // counters take no shared memory of their own, so such tiles fit more keys whole, or in fewer
   // parts, with their counters unpacked (u32 pairs with values apart on 48 KiB: up to 512 x 22
-  // against 512 x 17 with packed counters beside the stage). 0: the counters beside the stage.
+  // against 512 x 17 with packed counters beside the stage). Only where that changes how a tile
+  // stages (fewer parts, values apart, unpacked counters): the counters apart measured faster
+  // where it changes nothing, and a sorter's properties say 1 only where some tile took it.
+  // 0: the counters beside the stage.
   uint32_t lookback_counters_in_stage = 0;
   // How often each look-back thread polls, in all per tile, for earlier tiles' counts not yet published
   // before its workgroup counts such a tile from its keys itself: nothing in Vulkan promises
