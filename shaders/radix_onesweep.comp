@@ -96,8 +96,9 @@
 //                                s_lookback_missing a missing tile's: 4 in the stage)
 //   workgroup scan    4 (S + 1)
 //   flags             4
-// With COUNTERS_IN_STAGE the counters cost no shared memory of their own: u32 pairs with values
-// apart fit 48 KiB up to 512 x 22 with unpacked counters (512 x 17 packed beside the stage).
+// With COUNTERS_IN_STAGE the counters and that count keep a word each of their own: u32 pairs
+// with values apart fit 48 KiB up to 512 x 22 with unpacked counters (512 x 17 packed beside the
+// stage).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require

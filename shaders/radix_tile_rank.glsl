@@ -30,11 +30,11 @@
 // lend the counters too: it defines RANK_COUNTER_WORDS, a shared uint array of which the
 // RANK_COUNTER_SIZE words (radix_tile_rank_sizes.glsl) from the const uint RANK_COUNTER_BASE hold
 // the counters from rank_clear() to the last rank_key() (clear of the OR matcher's words) where
-// the const bool RANK_COUNTERS_LENT holds; else they keep their own array, then of one word.
-// Apart, they are an array of their own: on an H200 the same shader with the counters in the
-// stage's array, past its end, sorted 2^24 / 2^26 keys in 0.521 / 1.881 ms against 0.512 /
-// 1.846 with arrays apart; this map, 0.512 / 1.847 in a later run beside 0.511 / 1.849 for the
-// arrays apart of before (2026-12-02).
+// the const bool RANK_COUNTERS_LENT holds; else they keep their own array (then of one word).
+// Not lent, they stay apart rather than past the end of the includer's array: on an H200 the
+// onesweep shader with them past the stage's end sorted 2^24 / 2^26 keys in 0.521 / 1.881 ms
+// against 0.512 / 1.846 with arrays apart; this map, 0.512 / 1.847 in a later run beside 0.511 /
+// 1.849 for the arrays apart of before (2026-12-02).
 //
 // Shared memory (bytes): the counters 4 * MAX_SUBGROUPS * BINS, half that with RANK_PACKED (in
 // s_subgroup_bins unless lent, 4 where lent); s_bin_start 4 * BINS.

@@ -360,20 +360,17 @@ VkResult createSorter(const SorterCreateInfo& info, Sorter** out, std::string* w
     reported->lookback_keys_per_thread = small.keys_per_thread;
     reported->lookback_poll_budget = small.lookback_poll_budget;
     // 1 where any look-back tile that sorts values (the small ones and the large pairs ones) stages
-    // its keys, then its values.
-    reported->lookback_values_apart = 0;
+    // its keys, then its values; and where any keeps its counters inside its stage (lookbackTuning
+    // keeps the request only where that changes how the tile stages).
+    reported->lookback_values_apart = reported->lookback_counters_in_stage = 0;
     for (uint32_t i = 0; i < detail::kLookbackTiles; ++i) {
       const auto& t = lookback->tiles[i];
-      if (t.tile_size && detail::lookbackTileKind(i) != detail::LookbackTile::kLargeKeys &&
+      if (t.tile_size == 0) continue;
+      if (detail::lookbackTileKind(i) != detail::LookbackTile::kLargeKeys &&
           onesweepValuesApart(t.tuning, limits, key_words, true))
         reported->lookback_values_apart = 1;
+      if (t.tuning.lookback_counters_in_stage) reported->lookback_counters_in_stage = 1;
     }
-    // 1 where any look-back tile keeps its counters inside its stage (lookbackTuning keeps the
-    // request only where that changes how the tile stages).
-    reported->lookback_counters_in_stage = 0;
-    for (uint32_t i = 0; i < detail::kLookbackTiles; ++i)
-      if (lookback->tiles[i].tile_size && lookback->tiles[i].tuning.lookback_counters_in_stage)
-        reported->lookback_counters_in_stage = 1;
     reported->large_tile_min_count = lookback->large_min_count;
     reported->large_tile_workgroup_size = large.workgroup_size;
     reported->large_tile_keys_per_thread = large.keys_per_thread;

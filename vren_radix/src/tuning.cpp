@@ -44,8 +44,9 @@ constexpr TuningConfig nvidiaTuning() {
   // / 3.17, 768x16 0.275 / 0.485 / 0.886 / 3.24, and 768x10 (staged whole, ballots, 80 registers)
   // 0.274 / 0.478 / 0.907 / 3.44. 512x24 is within 6 % of the best at each count; tiles per SM
   // decide the rest (2^22 pairs make 341 tiles of 12288 on 132 SMs): the smaller shapes below.
+  // With the rank counters inside the stage (below) 512 x 20 beats them all.
   t.large_tile_pairs_workgroup_size = 512;
-  t.large_tile_pairs_keys_per_thread = 24;
+  t.large_tile_pairs_keys_per_thread = 20;
   // Keys alone on one workgroup per SM looping over the tiles (radix_onesweep.comp's LOOP_TILES),
   // 2^24 / 2^26 keys, two runs alternating with a workgroup per tile (2026-11-27): 502.6 / 1815 us
   // against 578.0 / 2113. The same loop with the digit totals' scan inline instead of in a
@@ -87,7 +88,6 @@ constexpr TuningConfig nvidiaTuning() {
   // takes 512 x 18 (as many waves as 512 x 20). The sort of record, in a later run: 2^24 / 2^26
   // pairs 0.690 / 2.564 ms against 0.732 / 2.711 with the counters beside (2026-12-02).
   t.lookback_counters_in_stage = 1;
-  t.large_tile_pairs_keys_per_thread = 20;
   // large_tile_pairs_per_unit stays 1: two 384 x 12 pairs workgroups an SM, each within 24 KiB
   // and taking its tiles by ticket, 0.083 / 0.229 / 0.725 / 2.70 ms at 2^20 / 2^22 / 2^24 / 2^26
   // against 0.078 / 0.219 / 0.733 / 2.72 here (two runs each, 2026-11-28; radix_onesweep.comp has
