@@ -39,6 +39,11 @@
 // counts and placing the subgroups 1.29 / 1.21, ranking 3.77 / 4.02, the look-back 0.98 / 1.40,
 // staging the parts 1.07 / 2.53, issuing the next tile's loads 0.73 / 2.06, storing 1.80 / 2.74,
 // between tiles 0.08 / 0.09 and the workgroup's start 0.05 / 0.09 a tile, in all 11.2 / 16.4.
+// Pairs at 512 x 20 with values apart and the counters in the stage (2026-12-02, 2^26, cycles a
+// tile at about 1.98 GHz; keys alone at 512 x 26 beside them): clearing 833 / 784, loads and
+// counting 1619 / 2074, publishing 2590 / 2549, ranking 6485 / 7467, the look-back 2135 / 1906,
+// staging (keys, then values) 2472 / 2120, the next tile's loads 1246 / 1442, storing (keys,
+// then values) 6380 / 3564, between tiles 439 / 152, the start 68 / 97: 24,240 (12.2 us) / 22,155.
 // Issuing the loads takes about 5 cycles a subgroup's load, and each part's staging issues a
 // shared store per key and part with most lanes idle, so the store phase looks bound by the SM's
 // memory instructions rather than by DRAM (1.5 TB/s over a pass). Reading the next tile's
@@ -80,6 +85,11 @@
 // 2^26. 384 x 12 on 132 workgroups (one an SM) takes 0.992 / 3.83 (2026-11-28).
 // A tile's time barely follows its size: about 12 us a tile at 512 x 26, 12.6 at 384 x 16 (staged
 // whole, so ranked by ballots) and 8.9 at 256 x 11, one workgroup per SM.
+// Staging the first part (values apart: every key) before the look-back instead, its barrier then
+// ordering the staging too, gained nothing: in the profiling build at 2^24 / 2^26 pairs (512 x 20,
+// values apart), 0.727 / 2.675 ms against 0.727 / 2.672, the look-back's step grown by what the
+// stores' step lost (3426 against 2135 cycles a tile, stores 5202 against 6380), and 512 x 18
+// took 127 registers against 122 (2026-12-02).
 //
 // Shared memory (bytes), G = WORKGROUP_SIZE, S = MAX_SUBGROUPS, W = key words:
 //   s_stage           the stage, 4 (W + V) R G: the tile in bin order, a part's keys then its
