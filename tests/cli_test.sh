@@ -1,9 +1,18 @@
 #!/bin/sh
 # The CLI's bad-input paths: each must exit non-zero with one sentence on stderr and leave no
 # output file behind; good input must sort, for every key type and option, as Python's stable
-# sort does; --help, --version, --json and --quiet behave. Usage: cli_test.sh path/to/vren-radix
+# sort does; --help, --version, --json and --quiet behave. Usage: cli_test.sh path/to/vren-radix [PART]
 set -u
 cli=$1
+# PART (a second argument): "orders", the sorts of every key type, bit range, order and argsort,
+# checked against Python; "segments", segmented sorts and top-k, likewise; "others", the rest;
+# none: all three (CTest runs them as three tests, side by side).
+part=${2:-all}
+case "$part" in
+  all | orders | segments | others) ;;
+  *) echo "cli_test.sh: PART is orders, segments or others, not '$part'." >&2; exit 2 ;;
+esac
+runs() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failures=0
@@ -38,6 +47,8 @@ open(f"{d}/short.bin", "wb").write(struct.pack("<999I", *range(999)))
 open(f"{d}/odd.bin", "wb").write(b"\x01\x02\x03\x04\x05\x06")
 PY
 
+: >"$dir/empty.bin"
+if runs others; then
 expect 2 "no command" --
 expect 2 "unknown command" -- frobnicate
 expect 2 "unknown flag" -- sort --keys "$dir/keys.bin" --out-keys "$dir/o1.bin" --colour blue
@@ -64,7 +75,6 @@ no_file "$dir/o8.bin" "unwritable values output"
 # Good input: keys and pairs, checked against Python's stable sort.
 expect 0 "sort keys" -- sort --keys "$dir/keys.bin" --out-keys "$dir/sorted.bin"
 expect 0 "sort pairs" -- sort --keys "$dir/keys.bin" --out-keys "$dir/pk.bin" --values "$dir/values.bin" --out-values "$dir/pv.bin"
-: >"$dir/empty.bin"
 expect 0 "sort an empty file" -- sort --keys "$dir/empty.bin" --out-keys "$dir/empty_out.bin"
 if python3 - "$dir" <<'PY'
 import struct, sys
@@ -77,6 +87,7 @@ assert list(struct.unpack("<1000I", open(f"{d}/pv.bin", "rb").read())) == order,
 assert open(f"{d}/empty_out.bin", "rb").read() == b"", "empty"
 PY
 then passes=$((passes + 1)); else echo "FAIL: sorted output differs from the reference"; failures=$((failures + 1)); fi
+fi
 # verify DESCRIPTION <<'PY' ... PY: runs the Python check on stdin with the work directory as argv[1].
 verify() {
   if python3 - "$dir" >"$dir/verify.out" 2>&1; then
@@ -127,6 +138,7 @@ def check(d, name, keys, key, fmt="I", descending=False):
     assert words(f"{d}/{name}_v.bin") == order, f"{name}: values"
 PY
 s() { "$cli" sort "$@" >/dev/null 2>"$dir/stderr" || { echo "FAIL: sort $*: exit $?"; cat "$dir/stderr"; failures=$((failures + 1)); }; }
+if runs orders; then
 s --key-type i32 --keys "$dir/i32.bin" --out-keys "$dir/i32_k.bin" --values "$dir/index.bin" --out-values "$dir/i32_v.bin"
 s --key-type f32 --keys "$dir/f32.bin" --out-keys "$dir/f32_k.bin" --values "$dir/index.bin" --out-values "$dir/f32_v.bin"
 s --key-type f32 --descending --argsort --keys "$dir/f32.bin" --out-keys "$dir/f32d_k.bin" --out-values "$dir/f32d_v.bin"
@@ -175,6 +187,7 @@ check(sys.argv[1], "arg", words(f"{sys.argv[1]}/u32.bin"), lambda k: k)
 d = sys.argv[1]
 assert open(f"{d}/arge_k.bin", "rb").read() == b"" and open(f"{d}/arge_v.bin", "rb").read() == b"", "empty argsort"
 PY
+fi
 
 # Segmented sorts and top-k on the same inputs (3000 keys). big.seg has a segment longer than a
 # one-workgroup sort holds (the multi-pass path) and empty ones; small.seg many short segments.
@@ -201,6 +214,7 @@ def segmented(d, name, keys, offsets, key, fmt="I", descending=False, k=None, va
         return
     assert got == (order if values is None else [values[i] for i in order]), f"{name}: values"
 PY
+if runs segments; then
 s --segments "$dir/big.seg" --keys "$dir/u32.bin" --out-keys "$dir/sk_k.bin"
 s --segments "$dir/small.seg" --keys "$dir/u32.bin" --out-keys "$dir/sks_k.bin" --values "$dir/index.bin" --out-values "$dir/sks_v.bin"
 s --segments "$dir/big.seg" --keys "$dir/u32.bin" --out-keys "$dir/skv_k.bin" --values "$dir/index.bin" --out-values "$dir/skv_v.bin"
@@ -265,7 +279,9 @@ segmented(d, "tu", words(f"{d}/u64.bin", "Q"), words(f"{d}/big.seg"), lambda k: 
 segmented(d, "tf", words(f"{d}/f32.bin"), words(f"{d}/small.seg"), total_order, descending=True, k=7)
 assert open(f"{d}/te_k.bin", "rb").read() == b"" and open(f"{d}/te_v.bin", "rb").read() == b"", "empty topk"
 PY
+fi
 
+if runs others; then
 # refuse CODE DESCRIPTION OUTPUT... -- ARGS...: as expect, and stderr's first line is one sentence
 # (a usage error adds the line that points to --help), and no OUTPUT (removed first) is left behind.
 refuse() {
@@ -369,6 +385,7 @@ mkdir -p "$dir/tiles_out/counter.u32"
 expect 1 "tiles with an unwritable output" -- tiles --keys "$dir/tile_keys.bin" --width 64 --height 64 --out "$dir/tiles_out"
 no_file "$dir/tiles_out/sorted_pixels.u32" "tiles with an unwritable output"
 no_file "$dir/tiles_out/tile_ranges.u32" "tiles with an unwritable output"
+fi
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
