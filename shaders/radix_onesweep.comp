@@ -44,6 +44,8 @@
 // counting 1619 / 2074, publishing 2590 / 2549, ranking 6485 / 7467, the look-back 2135 / 1906,
 // staging (keys, then values) 2472 / 2120, the next tile's loads 1246 / 1442, storing (keys,
 // then values) 6380 / 3564, between tiles 439 / 152, the start 68 / 97: 24,240 (12.2 us) / 22,155.
+// While they run, those pairs stores write 80 KiB a tile in 3.2 us, about 3.4 TB/s over 132 SMs:
+// near what the memory takes, where the steps before them keep it mostly idle.
 // Issuing the loads takes about 5 cycles a subgroup's load, and each part's staging issues a
 // shared store per key and part with most lanes idle, so the store phase looks bound by the SM's
 // memory instructions rather than by DRAM (1.5 TB/s over a pass). Reading the next tile's
