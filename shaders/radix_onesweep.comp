@@ -45,7 +45,14 @@
 // staging (keys, then values) 2472 / 2120, the next tile's loads 1246 / 1442, storing (keys,
 // then values) 6380 / 3564, between tiles 439 / 152, the start 68 / 97: 24,240 (12.2 us) / 22,155.
 // While they run, those pairs stores write 80 KiB a tile in 3.2 us, about 3.4 TB/s over 132 SMs:
-// near what the memory takes, where the steps before them keep it mostly idle.
+// near what the memory takes, where the steps before them keep it mostly idle. Split further
+// (2026-12-02, same build and shape), the publishing step's 2750 cycles are the units' counts and
+// publishing 385, the workgroup scan of the tile's counts 1920 and placing the subgroups 446; the
+// clearing's 906 are 742 issuing the stores and 164 in its barrier: shared-memory work right after
+// the stores is slow while they drain. More subgroups for the latency-bound steps lose: pairs
+// (values apart, counters in the stage) 768 x 10 (80 registers) 0.768 / 2.913 ms at 2^24 / 2^26,
+// 768 x 12 (80, 16 bytes spilled) 0.738 / 2.766 and 1024 x 10 (64, spilled) 1.000 / 3.73 against
+// 0.693 / 2.577 at 512 x 20 in the same run.
 // Issuing the loads takes about 5 cycles a subgroup's load, and each part's staging issues a
 // shared store per key and part with most lanes idle, so the store phase looks bound by the SM's
 // memory instructions rather than by DRAM (1.5 TB/s over a pass). Reading the next tile's
