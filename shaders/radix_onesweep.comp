@@ -49,7 +49,16 @@
 // (2026-12-02, same build and shape), the publishing step's 2750 cycles are the units' counts and
 // publishing 385, the workgroup scan of the tile's counts 1920 and placing the subgroups 446; the
 // clearing's 906 are 742 issuing the stores and 164 in its barrier: shared-memory work right after
-// the stores is slow while they drain. More subgroups for the latency-bound steps lose: pairs
+// the stores is slow while they drain. That scan now takes one barrier where it took three and
+// the first subgroup's scan of the subgroups' sums (workgroup_exclusive_add_lean): pairs 0.0718 /
+// 0.206 / 0.664 / 2.484 ms at 2^20 / 2^22 / 2^24 / 2^26 against 0.0759 / 0.209 / 0.692 / 2.575,
+// keys within 0.5 % (2026-12-02). Cutting the look-back's three barriers to one as well (its
+// flag cleared with the counters, the destinations placed before the barrier that tells whether
+// a walk stopped) gained nothing more: 0.0717 / 0.206 / 0.667 / 2.498 in the same run. Nor did
+// starting every other or every fourth workgroup 2-3.8 us late, so that some SMs store while
+// others rank (2.571 ms at 2^26 pairs, where the one-barrier scan took 2.478 in the same run);
+// ballots in place of the OR matcher lose: 1.018 / 3.80 at 2^24 / 2^26. More subgroups for the
+// latency-bound steps lose: pairs
 // (values apart, counters in the stage) 768 x 10 (80 registers) 0.768 / 2.913 ms at 2^24 / 2^26,
 // 768 x 12 (80, 16 bytes spilled) 0.738 / 2.766 and 1024 x 10 (64, spilled) 1.000 / 3.73 against
 // 0.693 / 2.577 at 512 x 20 in the same run.
@@ -439,8 +448,7 @@ void main() {
         }
       }
     }
-    uint unused_total;
-    uint tile_start = workgroup_exclusive_add(thread_tile_sum, unused_total);
+    uint tile_start = workgroup_exclusive_add_lean(thread_tile_sum);
     [[unroll]] for (uint j = 0u; j < UNITS_PER_THREAD; ++j) {
       const uint unit = first_unit + j;
       if (unit < RANK_UNITS) tile_start = rank_place_unit(unit, unit_counts[j], tile_start);

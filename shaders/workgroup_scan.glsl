@@ -36,3 +36,22 @@ uint workgroup_exclusive_add(uint value, out uint total) {
   barrier();  // everyone has read the prefixes before a next call overwrites them
   return result;
 }
+
+// The same sum with one barrier and no total, for callers whose own barriers order this call's
+// reads before any next call's writes (it has no barrier at the end): each subgroup adds the sums
+// of the subgroups before it itself, where workgroup_exclusive_add has the first subgroup scan
+// them between two more barriers. As radix_onesweep.comp's scan of a tile's counts on an H200,
+// pairs of 2^20 / 2^24 / 2^26 keys sort in 0.0718 / 0.664 / 2.484 ms against 0.0759 / 0.692 /
+// 2.575 with workgroup_exclusive_add (2026-12-02).
+uint workgroup_exclusive_add_lean(uint value) {
+  const uint in_subgroup = subgroupExclusiveAdd(value);
+  const uint subgroup_sum = subgroupAdd(value);
+  if (subgroupElect()) s_scan_subgroup[gl_SubgroupID] = subgroup_sum;
+  barrier();  // subgroup sums visible to every thread
+  uint before = 0u;
+  for (uint base = 0u; base < gl_SubgroupID; base += gl_SubgroupSize) {  // uniform per subgroup
+    const uint i = base + gl_SubgroupInvocationID;
+    before += subgroupAdd(i < gl_SubgroupID ? s_scan_subgroup[i] : 0u);
+  }
+  return before + in_subgroup;
+}
