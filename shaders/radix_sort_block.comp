@@ -184,8 +184,11 @@ void main() {
       }
       thread_sum += bin_total[j];
     }
-    uint unused_total;
-    uint start = workgroup_exclusive_add(thread_sum, unused_total);
+    // One barrier, no trailing one (the barrier below orders the reads before the next pass's
+    // writes): on an H200 2^10 keys / pairs sort in 0.01205 / 0.01248 ms and 2^12 in 0.02041 /
+    // 0.02277 against 0.01305 / 0.01355 and 0.02145 / 0.0238 with workgroup_exclusive_add, and
+    // 4096 rows of 4096 f32 (segmented argsort) in 0.618 against 0.651, one run each (2026-12-02).
+    uint start = workgroup_exclusive_add_lean(thread_sum);
     [[unroll]] for (uint j = 0u; j < BINS_PER_THREAD; ++j) {
       if (first_bin + j < BINS) s_bin_start[first_bin + j] = start;
       start += bin_total[j];
