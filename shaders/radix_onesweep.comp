@@ -58,10 +58,9 @@
 // starting every other or every fourth workgroup 2-3.8 us late, so that some SMs store while
 // others rank (2.571 ms at 2^26 pairs, where the one-barrier scan took 2.478 in the same run);
 // ballots in place of the OR matcher lose: 1.018 / 3.80 at 2^24 / 2^26. More subgroups for the
-// latency-bound steps lose: pairs
-// (values apart, counters in the stage) 768 x 10 (80 registers) 0.768 / 2.913 ms at 2^24 / 2^26,
-// 768 x 12 (80, 16 bytes spilled) 0.738 / 2.766 and 1024 x 10 (64, spilled) 1.000 / 3.73 against
-// 0.693 / 2.577 at 512 x 20 in the same run.
+// latency-bound steps lose: pairs (values apart, counters in the stage) 768 x 10 (80 registers)
+// 0.768 / 2.913 ms at 2^24 / 2^26, 768 x 12 (80, 16 bytes spilled) 0.738 / 2.766 and 1024 x 10
+// (64, spilled) 1.000 / 3.73 against 0.693 / 2.577 at 512 x 20 in the same run.
 // Issuing the loads takes about 5 cycles a subgroup's load, and each part's staging issues a
 // shared store per key and part with most lanes idle, so the store phase looks bound by the SM's
 // memory instructions rather than by DRAM (1.5 TB/s over a pass). Reading the next tile's

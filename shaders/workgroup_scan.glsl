@@ -10,12 +10,19 @@
 shared uint s_scan_subgroup[MAX_SUBGROUPS];
 shared uint s_scan_total;
 
-uint workgroup_exclusive_add(uint value, out uint total) {
-  // 1. Scan inside each subgroup; publish subgroup sums.
+// Step 1 of both sums below: the exclusive sum inside the subgroup, returned, and each
+// subgroup's sum in s_scan_subgroup, visible to every thread after the barrier.
+uint subgroup_sums_published(uint value) {
   const uint in_subgroup = subgroupExclusiveAdd(value);
   const uint subgroup_sum = subgroupAdd(value);
   if (subgroupElect()) s_scan_subgroup[gl_SubgroupID] = subgroup_sum;
-  barrier();  // subgroup sums visible to the first subgroup
+  barrier();  // subgroup sums visible
+  return in_subgroup;
+}
+
+uint workgroup_exclusive_add(uint value, out uint total) {
+  // 1. Scan inside each subgroup; publish subgroup sums.
+  const uint in_subgroup = subgroup_sums_published(value);
 
   // 2. The first subgroup scans the subgroup sums, gl_SubgroupSize at a time.
   if (gl_SubgroupID == 0u) {
@@ -42,12 +49,12 @@ uint workgroup_exclusive_add(uint value, out uint total) {
 // of the subgroups before it itself, where workgroup_exclusive_add has the first subgroup scan
 // them between two more barriers. As radix_onesweep.comp's scan of a tile's counts on an H200,
 // pairs of 2^20 / 2^24 / 2^26 keys sort in 0.0718 / 0.664 / 2.484 ms against 0.0759 / 0.692 /
-// 2.575 with workgroup_exclusive_add (2026-12-02).
+// 2.575 with workgroup_exclusive_add (2026-12-02). The last subgroup loops as often as the first
+// one does there, ceil(gl_NumSubgroups / gl_SubgroupSize) times (lavapipe bounds a shader's
+// loops), but every subgroup loops: the work is quadratic in the subgroups, cheap while they are
+// few, as on a GPU.
 uint workgroup_exclusive_add_lean(uint value) {
-  const uint in_subgroup = subgroupExclusiveAdd(value);
-  const uint subgroup_sum = subgroupAdd(value);
-  if (subgroupElect()) s_scan_subgroup[gl_SubgroupID] = subgroup_sum;
-  barrier();  // subgroup sums visible to every thread
+  const uint in_subgroup = subgroup_sums_published(value);
   uint before = 0u;
   for (uint base = 0u; base < gl_SubgroupID; base += gl_SubgroupSize) {  // uniform per subgroup
     const uint i = base + gl_SubgroupInvocationID;
