@@ -108,8 +108,7 @@ void main() {
   if (BINS <= 16u && !packed) {
     for (uint j = gl_SubgroupInvocationID; j < COUNT_TILES * BINS; j += gl_SubgroupSize)
       s_subgroup_bins[((j / BINS) * COUNTER_SETS + counter_set()) * BINS + j % BINS] = 0u;
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // the subgroup's counters zeroed before its first add
+    subgroup_barrier_shared();  // the subgroup's counters zeroed before its first add
   } else if (BINS > 16u) {
     for (uint j = thread; j < COUNT_TILES * BINS; j += gl_WorkGroupSize.x) s_subgroup_bins[j] = 0u;
     barrier();  // the shared counters zeroed before the first add

@@ -34,8 +34,7 @@ uint match_or_peers(uint bin, bool valid, out uvec2 place) {
   place = match_or_place(bin);
   const bool own_word = gl_SubgroupSize == 32u;
   if (valid) atomicOr(MATCH_OR_WORDS[place.x], 1u << (place.y + gl_SubgroupInvocationID));
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // every peer's bit set
+  subgroup_barrier_shared();  // every peer's bit set
   if (!valid) return 0u;
   const uint word = own_word ? MATCH_OR_WORDS[place.x] : atomicOr(MATCH_OR_WORDS[place.x], 0u);
   return own_word ? word : (word >> place.y) & ((1u << gl_SubgroupSize) - 1u);

@@ -479,8 +479,7 @@ void main() {
       // The next round's leader may be another lane: its atomic must follow this one, which the
       // memory model promises only through a barrier (on an H200 it cost nothing measurable:
       // 3.10 against 3.11 ms at 2^26 in an earlier version of this shader).
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
+      subgroup_barrier_shared();
     }
     clock_step(CLOCK_RANK);
     // Staged as ranked, the keys' and values' registers are free: the next tile's load now.

@@ -82,8 +82,7 @@ void main() {
   // 1. Rank each key within its round, and count each round's keys per bin.
   const uint round_bins = gl_SubgroupID * KEYS_PER_THREAD * BINS;
   for (uint j = gl_SubgroupInvocationID; j < KEYS_PER_THREAD * BINS; j += gl_SubgroupSize) s_round_bins[round_bins + j] = 0u;
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // round counters zeroed before any round records its counts
+  subgroup_barrier_shared();  // round counters zeroed before any round records its counts
 
   const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
   Key keys[KEYS_PER_THREAD];
@@ -109,8 +108,7 @@ void main() {
     if (rank == 0u) s_round_bins[round_bins + i * BINS + bin] = subgroupBallotBitCount(peers);
     ranks[i] = (bin << 16u) | rank;
   }
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // every round's counts recorded
+  subgroup_barrier_shared();  // every round's counts recorded
 
   // 2. Per bin, scan over the rounds: each round's start within the subgroup's segment.
   for (uint b = gl_SubgroupInvocationID; b < BINS; b += gl_SubgroupSize) {
@@ -122,8 +120,7 @@ void main() {
     }
     s_subgroup_bins[subgroup_bins + b] = running;
   }
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // round starts visible to the whole subgroup
+  subgroup_barrier_shared();  // round starts visible to the whole subgroup
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i)
     ranks[i] += s_round_bins[round_bins + i * BINS + (ranks[i] >> 16u)];
   barrier();  // every subgroup's bin counts (and the group sums) visible to the per-bin threads

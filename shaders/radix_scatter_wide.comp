@@ -73,8 +73,7 @@ void main() {
 
   // 1. Rank each key among its subgroup's keys of the same bin, in input order.
   for (uint j = gl_SubgroupInvocationID; j < BINS; j += gl_SubgroupSize) s_subgroup_bins[subgroup_bins + j] = 0u;
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // running counts zeroed before the first round reads them
+  subgroup_barrier_shared();  // running counts zeroed before the first round reads them
 
   const uint segment = gl_SubgroupID * gl_SubgroupSize * KEYS_PER_THREAD;
   Key keys[KEYS_PER_THREAD];
@@ -94,11 +93,9 @@ void main() {
     const uint below = subgroupBallotExclusiveBitCount(peers);
     const uint running = s_subgroup_bins[subgroup_bins + bin];
     ranks[i] = running + below;
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // every peer has read the running count before the lowest one adds
+    subgroup_barrier_shared();  // every peer has read the running count before the lowest one adds
     if (below == 0u) s_subgroup_bins[subgroup_bins + bin] = running + subgroupBallotBitCount(peers);
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // the next round reads the updated counts
+    subgroup_barrier_shared();  // the next round reads the updated counts
   }
   barrier();  // every subgroup's counts visible to the per-bin threads
 

@@ -149,8 +149,7 @@ void main() {
       fields[r] = field_of(keys[r]);
       if (slot < length) s_fields[slice + slot] = fields[r];
     }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // the segment's fields visible to every lane
+    subgroup_barrier_shared();  // the segment's fields visible to every lane
     uint places[KEYS_PER_THREAD];
     [[unroll]] for (uint r = 0u; r < KEYS_PER_THREAD; ++r) places[r] = 0u;
     for (uint j = 0u; j < length; ++j) {  // uniform
@@ -162,7 +161,6 @@ void main() {
       const uint slot = r * gl_SubgroupSize + lane;
       if (slot < length) write_result(segment, range.x, slot, places[r], keys[r]);
     }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // every lane done with the fields before the next segment's
+    subgroup_barrier_shared();  // every lane done with the fields before the next segment's
   }
 }

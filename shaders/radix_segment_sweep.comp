@@ -204,8 +204,7 @@ void main() {
         if (i > 0u) bin ^= ranks[i - 1u] >> 31u;  // keeps the rounds' ballots in order
         ranks[i] = rank_key(bin, valid);
         if (valid) stage_key(ranks[i], keys[i]);
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();  // the next round's leader's atomic follows this one's
+        subgroup_barrier_shared();  // the next round's leader's atomic follows this one's
       }
       barrier();  // the tile in bin order
 

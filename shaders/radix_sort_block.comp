@@ -132,8 +132,7 @@ void main() {
 #endif
       barrier();  // the words zeroed (and the running counts)
     } else {
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();  // running counts zeroed before the first round reads them
+      subgroup_barrier_shared();  // running counts zeroed before the first round reads them
     }
     // Subgroups whose segment holds no key skip the rounds (uniform per subgroup): their zero
     // counts leave the padding out of every bin's total, and no key is placed from them.
@@ -154,8 +153,7 @@ void main() {
         peer_count = subgroupBallotBitCount(peers);
       }
       ranks[i] = counter(gl_SubgroupID, bins[i]) + below;
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();  // every peer has read the running count (and the word) before the lowest one adds
+      subgroup_barrier_shared();  // every peer has read the running count (and the word) before the lowest one adds
       // Atomic: the lowest lanes of two bins that share a word add in the same round.
       if (below == 0u) {
         atomicAdd(s_subgroup_bins[counter_word(gl_SubgroupID, bins[i])], peer_count << counter_shift(bins[i]));
@@ -163,8 +161,7 @@ void main() {
         if (matching_or()) match_or_clear(place, peer_bits);
 #endif
       }
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();  // the next round reads the updated counts
+      subgroup_barrier_shared();  // the next round reads the updated counts
     }
     barrier();  // every subgroup's counts complete; every key read out of s_keys
 

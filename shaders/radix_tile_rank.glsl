@@ -141,8 +141,7 @@ uint rank_key_or(uint bin, bool valid) {
   uvec2 place;
   const uint peers = match_or_peers(bin, valid, place);
   const uint leader = uint(findMSB(peers));
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();  // every peer's word read before the leader clears the bits
+  subgroup_barrier_shared();  // every peer's word read before the leader clears the bits
   uint before = 0u;
   if (valid && gl_SubgroupInvocationID == leader) {
     before = rank_advance(bin, bitCount(peers));
