@@ -16,7 +16,11 @@
 //    atomic's wait and the shuffle it saves (and 512 x 24 pairs spilled 16 bytes).
 // Peers are found by DIGIT_BITS + 1 ballots over the digit's bits, or, where the includer lends
 // shared memory that is free during the ranking, by the OR matcher (radix_match_or.glsl; on an
-// H200 at 2^26 keys, 512 x 26 in halves, 2.18 ms against 2.40 with ballots).
+// H200 at 2^26 keys, 512 x 26 in halves, 2.18 ms against 2.40 with ballots). Each subgroup's
+// counter of a bin beside its own matcher word of it (one read giving a key its peers and its
+// start, the leader's one write clearing the word and advancing the start, no atomic add or
+// shuffle) lost: pairs 0.742 / 2.776 ms at 2^24 / 2^26 against 0.672 / 2.512, a round's random
+// bins then falling on 16 banks of the pairs' stride instead of 32 (2026-12-02).
 // With RANK_PACKED, two bins share a counter word (bin 2p in the low half: counters hold slots
 // of the tile, below 2^16), which halves the counters' shared memory so that more subgroups fit
 // a tile. Two bins then share each shared atomic's address, and a thread owns both: on an H200
@@ -112,6 +116,9 @@ uint rank_unit_counts(uint unit) {
   return start;
 }
 
+// (Every subgroup's counts of the unit kept in registers from rank_unit_counts to here, its
+// starts then stored once, lost on an H200: keys 0.503 / 1.829 ms at 2^24 / 2^26 against 0.487 /
+// 1.755, pairs 0.675 / 2.517 against 0.664 / 2.480, 2026-12-02.)
 // Places the unit's bins in the tile from `tile_start`, where its first bin starts, and its
 // counts (rank_unit_counts): s_bin_start, and every subgroup's starts of them. Returns where the
 // next unit starts.
