@@ -96,9 +96,9 @@ uint bin_of(Key key) { return bin_at(key, pc.shift, pc.digit_mask, pc.bin_flip);
 
 // The subgroup's barrier for its shared memory: every lane's accesses before it happen before
 // every lane's after it. subgroupBarrier() with subgroupMemoryBarrierShared() orders the buffer
-// and image accesses too; this one only shared memory, which the rounds of ranking need. On an
-// H200 (onesweep ranking, 2026-12-02, two runs alternating): keys 2^24 / 2^26 0.487 / 1.755 ms
-// against 0.493 / 1.781, pairs 0.664 / 2.480 against 0.669 / 2.502.
+// and image accesses too; this one only shared memory, all that a subgroup's rounds here share.
+// On an H200 (onesweep ranking, 2026-12-02, two runs alternating): keys 2^24 / 2^26 0.487 /
+// 1.755 ms against 0.493 / 1.781, pairs 0.664 / 2.480 against 0.669 / 2.502.
 void subgroup_barrier_shared() {
   controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
 }

@@ -116,12 +116,11 @@ uint rank_unit_counts(uint unit) {
   return start;
 }
 
-// (Every subgroup's counts of the unit kept in registers from rank_unit_counts to here, its
-// starts then stored once, lost on an H200: keys 0.503 / 1.829 ms at 2^24 / 2^26 against 0.487 /
-// 1.755, pairs 0.675 / 2.517 against 0.664 / 2.480, 2026-12-02.)
 // Places the unit's bins in the tile from `tile_start`, where its first bin starts, and its
 // counts (rank_unit_counts): s_bin_start, and every subgroup's starts of them. Returns where the
-// next unit starts.
+// next unit starts. (Every subgroup's counts of the unit kept in registers from rank_unit_counts
+// to here, its starts then stored once, lost on an H200: keys 0.503 / 1.829 ms at 2^24 / 2^26
+// against 0.487 / 1.755, pairs 0.675 / 2.517 against 0.664 / 2.480, 2026-12-02.)
 uint rank_place_unit(uint unit, uint counts, uint tile_start) {
   uint starts = 0u;  // packed as the counts
   [[unroll]] for (uint h = 0u; h < RANK_UNIT_BINS; ++h) {
