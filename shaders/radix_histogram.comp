@@ -6,11 +6,19 @@
 // The workgroups stride over the keys in batches of BATCH keys per thread, loads first, and
 // count them per pass in shared memory; each workgroup then adds its non-zero totals to the
 // global ones, which the setup zeroed: at most passes x 256 atomics per workgroup, not one per
-// key. Copies of the counters, thread t adding to copy t % 16 in 16-bit halves (two passes a
-// word, 32 KiB) so that a subgroup's adds fall on distinct banks, on 1024-thread workgroups, lost
-// on an H200: keys 2^20 / 2^24 / 2^26 0.0687 / 0.510 / 1.787 ms against 0.0674 / 0.488 / 1.759,
-// pairs 0.0734 / 0.690 / 2.516 against 0.0719 / 0.669 / 2.492 (2026-12-02; likely as one workgroup
-// an SM then runs the 1024 in eight waves, where these 4 KiB workgroups run in one).
+// key. On an H200 this dispatch takes 0.045 / 0.136 ms at 2^24 / 2^26 keys (2026-12-03, per-
+// dispatch timestamps; two rounds agreeing within 3 us). What lost or did not pay there:
+// - copies of the counters, thread t adding to copy t % 16 in 16-bit halves (two passes a word,
+//   32 KiB) on 1024-thread workgroups: keys 2^20 / 2^24 / 2^26 0.0687 / 0.510 / 1.787 ms against
+//   0.0674 / 0.488 / 1.759 (2026-12-02; likely as one workgroup an SM then runs the 1024 in eight
+//   waves, where these 4 KiB workgroups run in one);
+// - 2 or 4 copies, [pass][bin][t % copies], 32-bit: 0.203 / 0.208 ms against 0.194 at 2^26 (with
+//   the keys' adds in the earlier order);
+// - in the earlier order, 128-, 256- or 1024-thread workgroups, 528 workgroups of 512, batches
+//   of 8 or 30 keys: 0.179-0.194 ms against 0.194 at 2^26 (1024 threads the best; not retried in
+//   this order);
+// - 16-byte loads of 4 keys (batches of 4 or 8), this order: 0.133-0.135 ms, no gain worth a
+//   second path for the tail and for unaligned keys.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
@@ -44,14 +52,17 @@ void main() {
       const uint i = first + k * threads + id;
       keys[k] = i < count ? load_key(keys_in, i) : NO_KEY;
     }
-    [[unroll]] for (uint k = 0u; k < BATCH; ++k) {
-      if (first + k * threads + id >= count) break;
-      [[unroll]] for (uint p = 0u; p < MAX_PASSES; ++p) {
-        if (p >= passes) break;
-        // As the scatter's push constants have it for pass p (see recordSort).
-        const uint shift = pc.shift + p * DIGIT_BITS;
-        const uint digit_mask = (1u << min(DIGIT_BITS, pc.end_bit - shift)) - 1u;
-        atomicAdd(s_totals[p * BINS + bin_at(keys[k], shift, digit_mask, descending ? digit_mask : 0u)], 1u);
+    // Pass by pass, each pass's adds over the batch's keys (key by key, every pass's adds per key,
+    // took 0.194 ms at 2^26 keys against 0.136).
+    [[unroll]] for (uint p = 0u; p < MAX_PASSES; ++p) {
+      if (p >= passes) break;
+      // As the scatter's push constants have it for pass p (see recordSort).
+      const uint shift = pc.shift + p * DIGIT_BITS;
+      const uint digit_mask = (1u << min(DIGIT_BITS, pc.end_bit - shift)) - 1u;
+      const uint bin_flip = descending ? digit_mask : 0u;
+      [[unroll]] for (uint k = 0u; k < BATCH; ++k) {
+        if (first + k * threads + id >= count) break;
+        atomicAdd(s_totals[p * BINS + bin_at(keys[k], shift, digit_mask, bin_flip)], 1u);
       }
     }
   }
