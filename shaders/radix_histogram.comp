@@ -6,8 +6,8 @@
 // The workgroups stride over the keys in batches of BATCH keys per thread, loads first, and
 // count them per pass in shared memory; each workgroup then adds its non-zero totals to the
 // global ones, which the setup zeroed: at most passes x 256 atomics per workgroup, not one per
-// key. On an H200 this dispatch takes 0.045 / 0.136 ms at 2^24 / 2^26 keys (2026-12-03, per-
-// dispatch timestamps; two rounds agreeing within 3 us). What lost or did not pay there:
+// key. On an H200 the setup and this dispatch take 0.045 / 0.136 ms at 2^24 / 2^26 keys (2026-12-03,
+// `vren-radix demo --profile`'s count, two rounds within 3 us). What lost or did not pay there:
 // - copies of the counters, thread t adding to copy t % 16 in 16-bit halves (two passes a word,
 //   32 KiB) on 1024-thread workgroups: keys 2^20 / 2^24 / 2^26 0.0687 / 0.510 / 1.787 ms against
 //   0.0674 / 0.488 / 1.759 (2026-12-02; likely as one workgroup an SM then runs the 1024 in eight
