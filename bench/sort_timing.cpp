@@ -23,7 +23,7 @@ constexpr double kMaxWarmupSorts = 2000;
 
 // A profiling build's (VREN_RADIX_SHADER_CLOCKS) clock words of the internal buffer's state block.
 #ifdef VREN_RADIX_SHADER_CLOCKS
-constexpr VkDeviceSize kClockBytes = 4 * (VREN_RADIX_CLOCK_STEPS + 1);
+constexpr VkDeviceSize kClockBytes = 4 * VREN_RADIX_CLOCK_WORDS;
 #else
 constexpr VkDeviceSize kClockBytes = 0;
 #endif

@@ -541,14 +541,18 @@ int runDemo(int argc, char** argv) {
     if (profile)
       std::printf("            profile: count %.3f ms, scan %.3f ms, scatter %.3f ms over %zu passes\n",
                   per_kind[0], per_kind[1], per_kind[2], passes);
-    if (!clocks.empty() && clocks.back() > 0) {  // cycles per tile of each onesweep step (units of 16)
+    // Cycles per tile of each onesweep step (units of 16), and the tiles counted by a later one.
+    if (clocks.size() == VREN_RADIX_CLOCK_WORDS && clocks[VREN_RADIX_CLOCK_TILES] > 0) {
       static const char* const kClockSteps[] = {"start", "clear", "loads+count", "publish", "rank", "look-back",
                                                 "stage", "next loads", "store", "next tile"};
       static_assert(std::size(kClockSteps) == VREN_RADIX_CLOCK_STEPS, "a name for each of radix_onesweep.comp's steps");
-      std::printf("            shader clocks, cycles per tile over %u tiles:", clocks.back());
-      for (size_t i = 0; i + 1 < clocks.size(); ++i)
-        std::printf(" %s %.0f", kClockSteps[i], 16.0 * clocks[i] / clocks.back());
-      std::printf("\n");
+      const uint32_t tiles = clocks[VREN_RADIX_CLOCK_TILES];
+      std::printf("            shader clocks, cycles per tile over %u tiles:", tiles);
+      for (size_t i = 0; i < VREN_RADIX_CLOCK_STEPS; ++i)
+        std::printf(" %s %.0f", kClockSteps[i], 16.0 * clocks[i] / tiles);
+      std::printf("\n            look-back: polls ran out and a tile counted a missing tile's keys itself %u times "
+                  "over the %u tiles\n",
+                  clocks[VREN_RADIX_CLOCK_MISSING], tiles);
     }
   }
   if (json) {

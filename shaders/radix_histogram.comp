@@ -18,7 +18,13 @@
 //   of 8 or 30 keys: 0.179-0.194 ms against 0.194 at 2^26 (1024 threads the best; not retried in
 //   this order);
 // - 16-byte loads of 4 keys (batches of 4 or 8), this order: 0.133-0.135 ms, no gain worth a
-//   second path for the tail and for unaligned keys.
+//   second path for the tail and for unaligned keys;
+// - in this order, 512- or 1024-thread workgroups, 264 workgroups of 1024, 2048 of 256: whole
+//   sorts of 2^24 / 2^26 keys and 2^24 pairs within 0.3 % of these 256-thread ones (0.476 / 1.705
+//   / 0.657 ms; 2026-12-03, two rounds alternating);
+// - OpAtomicIIncrement (GL_EXT_spirv_intrinsics) for these adds and the tiles' counts: 2^26 keys
+//   1.701 ms against 1.700, pairs 2.419 against 2.421, and the setup with this dispatch 0.137 ms
+//   either way (2026-12-03). Neither the shape nor the instruction moves it.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 

@@ -139,6 +139,9 @@ void lookback_offsets(uint set, uint tile, ReadUints keys_in, out uint exclusive
     if (stuck == 0u) break;
     if (gl_LocalInvocationIndex == 0u) s_lookback_stuck[(round + 1u) & 1u] = 0u;  // last read a round ago
     const uint missing = stuck - 1u;
+#ifdef VREN_RADIX_SHADER_CLOCKS
+    if (gl_LocalInvocationIndex == 0u) atomicAdd(pc.internal.data[VREN_RADIX_STATE_CLOCKS + VREN_RADIX_CLOCK_MISSING], 1u);
+#endif
     for (uint b = gl_LocalInvocationIndex; b < BINS; b += gl_WorkGroupSize.x) lookback_missing_clear(b);
     barrier();  // zeroed
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; ++i) {

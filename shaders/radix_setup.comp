@@ -40,6 +40,6 @@ void main() {
   write_grid(VREN_RADIX_STATE_COUNT_GRID, tiles / COUNT_TILES + (tiles % COUNT_TILES != 0u ? 1u : 0u));
   pc.internal.data[VREN_RADIX_STATE_PARITY] = 0u;
 #ifdef VREN_RADIX_SHADER_CLOCKS
-  for (uint k = 0u; k <= VREN_RADIX_CLOCK_STEPS; ++k) pc.internal.data[VREN_RADIX_STATE_CLOCKS + k] = 0u;
+  for (uint k = 0u; k < VREN_RADIX_CLOCK_WORDS; ++k) pc.internal.data[VREN_RADIX_STATE_CLOCKS + k] = 0u;
 #endif
 }

@@ -34,9 +34,13 @@
 #define VREN_RADIX_STATE_COUNT_GRID 5  // the same covering the count workgroups
 #define VREN_RADIX_STATE_PARITY 8      // [pass]: which ping-pong buffer holds that pass's input
 // Profiling builds (VREN_RADIX_SHADER_CLOCKS): [step] the cycles of each of radix_onesweep.comp's
-// steps in units of 16, summed over the sort's tiles (thread 0's clock), then the tile count.
+// steps in units of 16, summed over the sort's tiles (thread 0's clock), then the tile count,
+// then how many times a tile's look-back ran out of polls and counted a missing tile's keys itself.
 #define VREN_RADIX_STATE_CLOCKS 32
 #define VREN_RADIX_CLOCK_STEPS 10
+#define VREN_RADIX_CLOCK_TILES VREN_RADIX_CLOCK_STEPS
+#define VREN_RADIX_CLOCK_MISSING (VREN_RADIX_CLOCK_STEPS + 1)
+#define VREN_RADIX_CLOCK_WORDS (VREN_RADIX_CLOCK_STEPS + 2)
 // The steps, in the order a tile takes them (radix_onesweep.comp's main says where each ends).
 #define VREN_RADIX_CLOCK_START 0     // the workgroup's start: the state words, the first loads
 #define VREN_RADIX_CLOCK_CLEAR 1     // counters zeroed
@@ -184,7 +188,7 @@ struct PassConstants {
 };
 static_assert(VREN_RADIX_STATE_PARITY + VREN_RADIX_MAX_PASSES + 1 <= VREN_RADIX_STATE_CLOCKS,
               "the parity of every pass and of the result fit before the clocks");
-static_assert(VREN_RADIX_STATE_CLOCKS + VREN_RADIX_CLOCK_STEPS + 1 <= VREN_RADIX_STATE_TICKETS,
+static_assert(VREN_RADIX_STATE_CLOCKS + VREN_RADIX_CLOCK_WORDS <= VREN_RADIX_STATE_TICKETS,
               "the clocks fit before the tickets");
 static_assert(VREN_RADIX_STATE_TICKETS + VREN_RADIX_LOOKBACK_PASSES <= VREN_RADIX_STATE_TOTALS,
               "the tickets fit before the totals");

@@ -91,7 +91,11 @@ constexpr TuningConfig nvidiaTuning() {
   // large_tile_pairs_per_unit stays 1: two 384 x 12 pairs workgroups an SM, each within 24 KiB
   // and taking its tiles by ticket, 0.083 / 0.229 / 0.725 / 2.70 ms at 2^20 / 2^22 / 2^24 / 2^26
   // against 0.078 / 0.219 / 0.733 / 2.72 here (two runs each, 2026-11-28; radix_onesweep.comp has
-  // the rest). Keys lost by index already (0.537 / 1.99 at 2^24 / 2^26 for 384 x 16).
+  // the rest). Keys lost by index already (0.537 / 1.99 at 2^24 / 2^26 for 384 x 16). With the
+  // keys staged whole, then the values, and the counters in the stage, two a unit still lose,
+  // 2^22 / 2^24 / 2^26 pairs (2026-12-03, two rounds alternating): 256 x 20 (128 registers, 23.6
+  // KB) 0.2145 / 0.667 / 2.466 ms, 256 x 18 (127) 0.220 / 0.690 / 2.559, 256 x 16 (128) 0.220 /
+  // 0.728 / 2.696, 384 x 12 (80) 0.219 / 0.686 / 2.509, against 0.2071 / 0.654 / 2.433 here.
   // Top-k's settle phase (one workgroup per SM): k = 2048 of keys below 2^8, the case that takes
   // it, us (2026-11-27, one session, two runs): 2^20 42.7 / 42.2 against 42.0 for the two
   // dispatches; 2^24 252.6 / 252.4 against 181.5, where 132 workgroups leave the SMs idle (two
