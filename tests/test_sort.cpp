@@ -869,6 +869,32 @@ TEST_CASE_FIXTURE(GpuTest, "look-back sorts take large tiles from large_tile_min
   for (uint32_t n : {threshold - 1, threshold, 1000u, 2000u}) checkLookbackOptions(ctx, n);
 }
 
+namespace {
+// Sorts on looping workgroups whose varying digits follow constant ones: a skipped pass still
+// clears the next pass's published words of every tile its workgroup would take, and the pass
+// after it sorts by the histogram's totals of its digit. Then bit ranges whose last digit is
+// narrower than 8 bits, descending, and 64-bit keys with a digit across the two words.
+void checkDigitsAfterSkips(Context& ctx, uint32_t n) {
+  INFO("count " << n);
+  for (uint32_t varying_mask : {0x0000FF00u, 0x00F00000u, 0xFF00F000u}) {
+    const std::string what = "mask " + std::to_string(varying_mask);
+    checkSort(ctx, keysVaryingIn(n, varying_mask), true, {}, what);
+    SortOptions o;
+    o.argsort = true;  // its first pass never skips
+    checkSort(ctx, keysVaryingIn(n, varying_mask), true, o, what + ", argsort");
+  }
+  SortOptions o;
+  o.begin_bit = 4;
+  o.end_bit = 22;  // digits of 8, 8 and 2 bits
+  o.descending = true;
+  checkSort(ctx, makeKeys(n, Distribution::kUniform, rng()), true, o, "bits 4-22, descending");
+  o.key_type = KeyType::kU64;
+  o.begin_bit = 4;
+  o.end_bit = 60;  // digits of bits 28-35 (across the two words) and 52-59
+  checkSort(ctx, makeKeys(2 * n, Distribution::kUniform, rng()), true, o, "u64 bits 4-60, descending");
+}
+}  // namespace
+
 TEST_CASE_FIXTURE(GpuTest, "large tiles on workgroups that loop over them" * doctest::test_suite("subgroup")) {
   // TuningConfig::large_tile_loop and large_tile_pairs_loop: 3 workgroups take the large tiles
   // in turn, each loading its next tile's keys while it stores the current one's; up to 27 tiles
@@ -880,6 +906,7 @@ TEST_CASE_FIXTURE(GpuTest, "large tiles on workgroups that loop over them" * doc
   REQUIRE(getSorterProperties(ctx.sorter()).tuning.large_tile_loop == 1);
   REQUIRE(getSorterProperties(ctx.sorter()).tuning.large_tile_pairs_loop == 1);
   for (uint32_t n : {577u, 5000u}) checkLookbackOptions(ctx, n);
+  checkDigitsAfterSkips(ctx, 5000);
   // More workgroups asked for than there are tiles: a tile each.
   TuningConfig wide = t;
   wide.large_tile_slots = 100000;
@@ -902,6 +929,7 @@ TEST_CASE_FIXTURE(GpuTest, "large tiles on workgroups that loop over them" * doc
   checkSort(halves, makeKeys(n, Distribution::kUniform, rng()), true, {}, "uniform");
   checkSort(halves, makeKeys(n, Distribution::kLowBits, rng()), true, {}, "low bits");
   checkSort(halves, makeKeys(n, Distribution::kAllEqual, rng()), false, {}, "all equal");
+  checkDigitsAfterSkips(halves, n);
   SortOptions o;
   o.argsort = true;
   o.descending = true;
