@@ -25,6 +25,22 @@
 // - OpAtomicIIncrement (GL_EXT_spirv_intrinsics) for these adds and the tiles' counts: 2^26 keys
 //   1.701 ms against 1.700, pairs 2.419 against 2.421, and the setup with this dispatch 0.137 ms
 //   either way (2026-12-03). Neither the shape nor the instruction moves it.
+// - each batch's loads issued before the previous batch's adds: the setup with this dispatch
+//   0.046 / 0.138 ms at 2^24 / 2^26 keys against 0.044 / 0.136 (2026-12-03). The loads already
+//   overlap the adds; what bounds it is the adds: counting the first pass alone, in that form,
+//   takes 0.035 / 0.090 ms, so each further pass's adds cost about 15 us at 2^26.
+// - the passes counting the next pass's digits instead (a shared add per key in the onesweep's
+//   ranking rounds, 256 global adds per looping workgroup, a skipped pass counting as it loads;
+//   this dispatch then counting the first pass alone): the passes took on what this dispatch
+//   gave up. 2^26 keys / pairs: the setup with this dispatch 0.090 / 0.093 ms against 0.136 /
+//   0.137, the passes 1.614 / 2.322 against 1.568 / 2.293; whole sorts 2^20 / 2^22 / 2^24 / 2^26
+//   keys 0.0658 / 0.1593 / 0.4767 / 1.702 against 0.0667 / 0.1582 / 0.4738 / 1.701, pairs 0.0710
+//   / 0.2041 / 0.6504 / 2.403 against 0.0714 / 0.2055 / 0.651 / 2.421 (2026-12-03; a second run
+//   2^24 / 2^26 pairs 0.6502 / 2.407 against 0.6533 / 2.424). Within 1 % for a further kilobyte
+//   of shared memory a tile: not kept. The adds in the tiles' count step instead lost 1-4 %;
+//   just before the look-back (every thread's, or those of the threads without a bin to walk,
+//   the rest in the rounds), 2^24 / 2^26 pairs 0.6526 / 2.405 and 0.6488 / 2.402 ms against
+//   0.6537 / 2.424, 2^26 keys 1.700 and 1.730 against 1.699 (one round each): no better.
 #extension GL_GOOGLE_include_directive : require
 #include "radix_common.glsl"
 
