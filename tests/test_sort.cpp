@@ -878,7 +878,7 @@ void checkDigitsAfterSkips(Context& ctx, uint32_t n) {
   INFO("count " << n);
   for (uint32_t varying_mask : {0x0000FF00u, 0x00F00000u, 0xFF00F000u}) {
     const std::string what = "mask " + std::to_string(varying_mask);
-    checkSort(ctx, keysVaryingIn(n, varying_mask), true, {}, what);
+    for (bool pairs : {false, true}) checkSort(ctx, keysVaryingIn(n, varying_mask), pairs, {}, what);
     SortOptions o;
     o.argsort = true;  // its first pass never skips
     checkSort(ctx, keysVaryingIn(n, varying_mask), true, o, what + ", argsort");
