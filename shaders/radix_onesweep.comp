@@ -294,6 +294,9 @@ void clear_next_words(uint set, uint tile) {
 // each: packed, 512 x 26 keys took 0.540 / 1.96 ms at 2^24 / 2^26 against 0.511 / 1.85 (H200).
 const uint SLOTS_PER_WORD = WITH_VALUES ? 2u : 1u;
 const uint RANK_WORDS = (KEYS_PER_THREAD + SLOTS_PER_WORD - 1u) / SLOTS_PER_WORD;
+// With VALUES_APART, the bins of a thread's stored slots, kept from the keys' stores for the
+// values' (a word each took KEYS_PER_THREAD registers there, where these take a quarter).
+const uint STORED_BIN_WORDS = (KEYS_PER_THREAD + 3u) / 4u;
 uint ranked_slot(uint ranks[RANK_WORDS], uint i) {
   return SLOTS_PER_WORD == 1u ? ranks[i] : (ranks[i / 2u] >> (16u * (i & 1u))) & 0xFFFFu;
 }
@@ -516,14 +519,16 @@ void main() {
         load_keys(keys_in, next, count, keys);
         clock_step(CLOCK_LOAD);
       }
-      uint destinations[KEYS_PER_THREAD];  // round r's slot's, for its value
+      // Round r's slot's bin, for its value's destination: four a word (bins stay below 2^8).
+      uint slot_bins[STORED_BIN_WORDS];
+      [[unroll]] for (uint w = 0u; w < STORED_BIN_WORDS; ++w) slot_bins[w] = 0u;
       [[unroll]] for (uint r = 0u; r < KEYS_PER_THREAD; ++r) {
         const uint slot = r * gl_WorkGroupSize.x + thread;
-        destinations[r] = 0u;
         if (slot < tile_keys) {
           const Key key = staged_key(slot);
-          destinations[r] = s_bin_destination[bin_of(key)] + slot;
-          store_key(keys_out, destinations[r], key);
+          const uint bin = bin_of(key);
+          slot_bins[r / 4u] |= bin << (8u * (r % 4u));
+          store_key(keys_out, s_bin_destination[bin] + slot, key);
         }
       }
       barrier();  // the keys read out
@@ -535,7 +540,7 @@ void main() {
       clock_step(CLOCK_STAGE);
       [[unroll]] for (uint r = 0u; r < KEYS_PER_THREAD; ++r) {
         const uint slot = r * gl_WorkGroupSize.x + thread;
-        if (slot < tile_keys) values_out.data[destinations[r]] = s_stage[slot];
+        if (slot < tile_keys) values_out.data[s_bin_destination[(slot_bins[r / 4u] >> (8u * (r % 4u))) & 0xFFu] + slot] = s_stage[slot];
       }
     }
     const uint STORE_PARTS = VALUES_APART ? 0u : STAGE_PARTS;
