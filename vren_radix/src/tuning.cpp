@@ -45,8 +45,12 @@ constexpr TuningConfig nvidiaTuning() {
   // 0.274 / 0.478 / 0.907 / 3.44. 512x24 is within 6 % of the best at each count; tiles per SM
   // decide the rest (2^22 pairs make 341 tiles of 12288 on 132 SMs): the smaller shapes below.
   // With the rank counters inside the stage (below) 512 x 20 beats them all.
+  // 512 x 22 once the values' stores keep their slots' bins four a word (radix_onesweep.comp):
+  // 128 registers and no spill, where it spilled 16 bytes before. 2^22 / 2^24 / 2^26 pairs
+  // 0.1977 / 0.6449 / 2.372 ms against 0.2072 / 0.6498 / 2.414 at 512 x 20 (2026-12-03, two
+  // rounds alternating); 512 x 22 with the spill 0.2037 / 0.6673 / 2.471.
   t.large_tile_pairs_workgroup_size = 512;
-  t.large_tile_pairs_keys_per_thread = 20;
+  t.large_tile_pairs_keys_per_thread = 22;
   // Keys alone on one workgroup per SM looping over the tiles (radix_onesweep.comp's LOOP_TILES),
   // 2^24 / 2^26 keys, two runs alternating with a workgroup per tile (2026-11-27): 502.6 / 1815 us
   // against 578.0 / 2113. The same loop with the digit totals' scan inline instead of in a
@@ -83,10 +87,11 @@ constexpr TuningConfig nvidiaTuning() {
   // 512 x 18 0.0780 / 0.203 / 0.223 / 0.381 / 0.720 / 2.70, 512 x 20 (128 registers) 0.0793 /
   // 0.187 / 0.224 / 0.374 / 0.694 / 2.58, 512 x 22 0.0835 / 0.202 / 0.215 / 0.385 / 0.716 / 2.65,
   // against 0.0782 / 0.197 / 0.218 / 0.392 / 0.731 / 2.71 for the counters beside (512 x 16 apart
-  // and packed, 512 x 20 to 24 in parts). 18 and 22 lose at every count, so pairs take 512 x 16
-  // to 20, which the shape chooser takes as measured best but at 3840x2160 and 2^23, where it
-  // takes 512 x 18 (as many waves as 512 x 20). The sort of record, in a later run: 2^24 / 2^26
-  // pairs 0.690 / 2.564 ms against 0.732 / 2.711 with the counters beside (2026-12-02).
+  // and packed, 512 x 20 to 24 in parts). 18 and 22 lost at every count then (512 x 22 spilled
+  // 16 bytes), so pairs took 512 x 16 to 20. The sort of record, in a later run: 2^24 / 2^26
+  // pairs 0.690 / 2.564 ms against 0.732 / 2.711 with the counters beside (2026-12-02). Without
+  // the spill (large_tile_pairs_keys_per_thread, above), the shape chooser takes 512 x 16 at
+  // 2^20 and 1920x1080, 512 x 20 at 2560x1440 and 512 x 22 from 2^22.
   t.lookback_counters_in_stage = 1;
   // large_tile_pairs_per_unit stays 1: two 384 x 12 pairs workgroups an SM, each within 24 KiB
   // and taking its tiles by ticket, 0.083 / 0.229 / 0.725 / 2.70 ms at 2^20 / 2^22 / 2^24 / 2^26
