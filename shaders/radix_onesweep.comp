@@ -297,6 +297,7 @@ const uint RANK_WORDS = (KEYS_PER_THREAD + SLOTS_PER_WORD - 1u) / SLOTS_PER_WORD
 // With VALUES_APART, the bins of a thread's stored slots, kept from the keys' stores for the
 // values' (a word each took KEYS_PER_THREAD registers there, where these take a quarter).
 const uint STORED_BIN_WORDS = (KEYS_PER_THREAD + 3u) / 4u;
+uint stored_bin_shift(uint r) { return 8u * (r % 4u); }  // round r's bin in word r / 4
 uint ranked_slot(uint ranks[RANK_WORDS], uint i) {
   return SLOTS_PER_WORD == 1u ? ranks[i] : (ranks[i / 2u] >> (16u * (i & 1u))) & 0xFFFFu;
 }
@@ -527,7 +528,7 @@ void main() {
         if (slot < tile_keys) {
           const Key key = staged_key(slot);
           const uint bin = bin_of(key);
-          slot_bins[r / 4u] |= bin << (8u * (r % 4u));
+          slot_bins[r / 4u] |= bin << stored_bin_shift(r);
           store_key(keys_out, s_bin_destination[bin] + slot, key);
         }
       }
@@ -540,7 +541,8 @@ void main() {
       clock_step(CLOCK_STAGE);
       [[unroll]] for (uint r = 0u; r < KEYS_PER_THREAD; ++r) {
         const uint slot = r * gl_WorkGroupSize.x + thread;
-        if (slot < tile_keys) values_out.data[s_bin_destination[(slot_bins[r / 4u] >> (8u * (r % 4u))) & 0xFFu] + slot] = s_stage[slot];
+        const uint bin = (slot_bins[r / 4u] >> stored_bin_shift(r)) & 0xFFu;
+        if (slot < tile_keys) values_out.data[s_bin_destination[bin] + slot] = s_stage[slot];
       }
     }
     const uint STORE_PARTS = VALUES_APART ? 0u : STAGE_PARTS;
