@@ -124,9 +124,7 @@ KeyPipelines planKeyPipelines(const TuningConfig& requested, const DeviceFacts& 
     // Without polls every tile counts every earlier one: the work grows with the square of the
     // tiles, so larger sorts take the passes.
     if (shape.lookback_poll_budget == 0) t.max_tiles = std::min(t.max_tiles, kLookbackUnpolledMaxTiles);
-    t.cost = kLargeTileCostKeys;
-    if (lookbackTileKind(i) == LookbackTile::kLargePairs)
-      t.cost = onesweepValuesApart(shape, limits, key_words, true) ? kLargeTileCostPairsApart : kLargeTileCostPairs;
+    t.cost = largeTileCost(shape, limits, key_words, lookbackTileKind(i));
   }
 
   p.block.shapes = blockShapes(limits, key_words);

@@ -48,7 +48,8 @@ constexpr TuningConfig nvidiaTuning() {
   // 512 x 22 once the values' stores keep their slots' bins four a word (radix_onesweep.comp):
   // 128 registers and no spill, where it spilled 16 bytes before. 2^22 / 2^24 / 2^26 pairs
   // 0.1977 / 0.6449 / 2.372 ms against 0.2072 / 0.6498 / 2.414 at 512 x 20 (2026-12-03, two
-  // rounds alternating); 512 x 22 with the spill 0.2037 / 0.6673 / 2.471.
+  // rounds alternating); 512 x 22 with the spill 0.2037 / 0.6673 / 2.471. u64 pairs, staged in
+  // parts, lose at 512 x 22 (four parts): the chooser takes 512 x 20 from 2^24 (LargeTileCost).
   t.large_tile_pairs_workgroup_size = 512;
   t.large_tile_pairs_keys_per_thread = 22;
   // Keys alone on one workgroup per SM looping over the tiles (radix_onesweep.comp's LOOP_TILES),
@@ -315,6 +316,14 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
     if (!changes) wide.lookback_counters_in_stage = 0;
   }
   return wide;
+}
+
+LargeTileCost largeTileCost(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, LookbackTile tile) {
+  if (tile != LookbackTile::kLargePairs) return kLargeTileCostKeys;
+  if (onesweepValuesApart(shape, limits, key_words, true)) return kLargeTileCostPairsApart;
+  LargeTileCost cost = kLargeTileCostPairs;
+  cost.fixed_ns += kLargeTileCostPerPartNs * onesweepStageParts(shape, limits, key_words, true);
+  return cost;
 }
 
 uint32_t chooseLargeTile(uint32_t count, uint32_t most_count, const uint32_t* tile_sizes, const uint32_t* max_tiles,

@@ -106,22 +106,28 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
 // 0.082/0.085/0.089/0.093, 1920x1080 0.137/0.143/0.150/0.156, 2560x1440 0.249/0.216/0.225/0.234,
 // 2^22 0.261/0.263/0.234/0.243, 3840x2160 0.486/0.451/0.433/0.443, 2^24 0.922/0.836/0.821/0.809.
 // Fitted per pass from these, and choosing the best measured shape at each of them: keys 6.2 us
-// a tile and 0.45 ns a key, pairs 7.8 us and 0.73 ns.
+// a tile and 0.45 ns a key, pairs 7.8 us and 0.73 ns. Those pairs tiles were staged in three
+// parts (two at 512 x 16), so their 7.8 us are 4.5 and 1.1 for each part (largeTileCost): the
+// same choices at every count above. The part's 1.1 us is fitted to u64 pairs, 2^24 of them at
+// 512 x 22 in four parts (12 waves) 1.827 ms against 1.794 at 512 x 20 in three (13 waves), two
+// rounds alternating (2026-12-03); without it the chooser took 512 x 22 from 2^22 up, with it
+// 512 x 20 from 2^24 (512 x 18 at 2^23 and 3840x2160, unmeasured).
 struct LargeTileCost {
   double fixed_ns;
   double per_key_ns;
 };
 constexpr LargeTileCost kLargeTileCostKeys = {6200, 0.45};
-constexpr LargeTileCost kLargeTileCostPairs = {7800, 0.73};
-// Pairs tiles whose values stage apart (onesweepValuesApart): 512 x 16 u32 pairs on the H200,
-// workgroups looping, 2^22 / 2^24 / 2^26 pairs 218 / 733 / 2750 us against 222 / 739 / 2720 for
-// the shapes the pairs cost above chose (512 x 22 / 24 / 24, staged in parts; 2026-11-28).
-// Fitted to the ratio of a wave's time at 2^24 and 2^26 (0.68 of 512 x 24's): 0.44 ns a key,
-// which also took 512 x 16 at 2560x1440, 0.210 ms against 0.200 at 512 x 20 in parts; 0.45 keeps
-// 512 x 20 there. With the counters inside the stage, 512 x 16 to 20 all stage apart: this cost
-// takes the best of them measured at 2^20, 2560x1440, 2^22, 2^24 and 2^26, not at 3840x2160
-// (512 x 18, 0.381 ms against 0.374 for 512 x 20; nvidiaTuning(), 2026-12-02).
-constexpr LargeTileCost kLargeTileCostPairsApart = {7800, 0.45};
+constexpr LargeTileCost kLargeTileCostPairs = {4500, 0.73};
+constexpr double kLargeTileCostPerPartNs = 1100;  // pairs staged in parts (onesweepStageParts)
+// Pairs tiles whose values stage apart (onesweepValuesApart): u32 pairs on the H200, workgroups
+// looping, a wave's time at 2^26 (the sort less its setup and histogram, 0.137 ms, over 4 passes
+// and the waves) 9.85 us at 512 x 16 (63 waves; 2026-12-02), 11.40 at 512 x 20 (50) and 12.15 at
+// 512 x 22 (46; 2026-12-03): 3.9 us a tile and 0.73 ns a key, within 0.5 % of all three and 2 %
+// of 2^24's. It takes what 7.8 us and 0.45 ns took before (512 x 16 at 2^20 and 1920x1080, 512 x
+// 20 at 2560x1440, 512 x 22 from 2^22), where the earlier fit put 512 x 22 at 4 % over 512 x 20.
+constexpr LargeTileCost kLargeTileCostPairsApart = {3900, 0.73};
+// What a large tile of this shape costs (its kind: LookbackTile::kLargeKeys or kLargePairs).
+LargeTileCost largeTileCost(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, LookbackTile tile);
 // Which of the candidates' tiles (tile_sizes, 0: none; the first the largest; each weighed at
 // costs[i]) a sort of `count` keys takes, with `slots` tiles running at once (0: unknown, the
 // first), among those whose tiles for `most_count` keys (a GPU-side count's bound; at least
