@@ -111,7 +111,8 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
 // same choices at every count above. The part's 1.1 us is fitted to u64 pairs, 2^24 of them at
 // 512 x 22 in four parts (12 waves) 1.827 ms against 1.794 at 512 x 20 in three (13 waves), two
 // rounds alternating (2026-12-03); without it the chooser took 512 x 22 from 2^22 up, with it
-// 512 x 20 from 2^24 (512 x 18 at 2^23 and 3840x2160, unmeasured).
+// 512 x 20 from 2^24: 1.786 ms against 1.821 there in a later run (512 x 18 at 2^23 and
+// 3840x2160, unmeasured).
 struct LargeTileCost {
   double fixed_ns;
   double per_key_ns;
