@@ -67,7 +67,7 @@ constexpr TuningConfig nvidiaTuning() {
   // 512x20 775 / 2840, 448x28 815 / 2970, 384x32 (168 registers) 847 / 3070.
   t.large_tile_loop = t.large_tile_pairs_loop = 1;
   // Smaller shapes where they fill the waves better (LargeTileCost, tuning.h, has the
-  // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 20, from 2^20 keys, where 512 x 20 sorts
+  // measurements): keys 512 x 20 to 26, pairs 512 x 16 to 22, from 2^20 keys, where 512 x 20 sorts
   // keys in 0.070 ms against 0.089 on the small tiles (256 x 8), and 512 x 16 pairs in 0.082
   // against 0.102 (2026-11-27); below 2^20 unmeasured.
   t.large_tile_min_count = 1u << 20;
@@ -78,8 +78,9 @@ constexpr TuningConfig nvidiaTuning() {
   // against 0.207 / 2.34-2.35 in parts, two runs each, 2026-11-28), 2^20 / 2^22 / 2^24 / 2^26 pairs,
   // us, two runs alternating (2026-11-28): 78 / 218 / 733 / 2750 against 80 / 222 / 739 / 2720 for
   // this tuning staging in parts (512 x 16 at 2^20, 512 x 22 / 24 / 24 above); 512 x 17 apart 80 /
-  // 229 / 766 / 2890. With its own cost (kLargeTileCostPairsApart, tuning.h), the shape chooser
-  // takes 512 x 16 from 2^20 to 2^24 pairs (not at 2560x1440) and 512 x 24 at 2^25 and 2^26.
+  // 229 / 766 / 2890. With its first cost of its own (7.8 us a tile, 0.44 ns a key), the shape
+  // chooser then took 512 x 16 from 2^20 to 2^24 pairs (not at 2560x1440) and 512 x 24 at 2^25
+  // and 2^26; today's choices are below.
   t.lookback_values_apart = 1;
   // With the rank counters inside the stage, 512 x 18 to 22 pairs stage their keys whole too,
   // and every shape of them unpacks its counters (keys alone stage the same way either way, so
@@ -318,7 +319,8 @@ TuningConfig lookbackTuning(const TuningConfig& tuning, const DeviceFacts& limit
   return wide;
 }
 
-LargeTileCost largeTileCost(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, LookbackTile tile) {
+LargeTileCost largeTileCost(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words,
+                            LookbackTile tile) {
   if (tile != LookbackTile::kLargePairs) return kLargeTileCostKeys;
   if (onesweepValuesApart(shape, limits, key_words, true)) return kLargeTileCostPairsApart;
   LargeTileCost cost = kLargeTileCostPairs;

@@ -128,7 +128,8 @@ constexpr double kLargeTileCostPerPartNs = 1100;  // pairs staged in parts (ones
 // 20 at 2560x1440, 512 x 22 from 2^22), where the earlier fit put 512 x 22 at 4 % over 512 x 20.
 constexpr LargeTileCost kLargeTileCostPairsApart = {3900, 0.73};
 // What a large tile of this shape costs (its kind: LookbackTile::kLargeKeys or kLargePairs).
-LargeTileCost largeTileCost(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words, LookbackTile tile);
+LargeTileCost largeTileCost(const TuningConfig& shape, const DeviceFacts& limits, uint32_t key_words,
+                            LookbackTile tile);
 // Which of the candidates' tiles (tile_sizes, 0: none; the first the largest; each weighed at
 // costs[i]) a sort of `count` keys takes, with `slots` tiles running at once (0: unknown, the
 // first), among those whose tiles for `most_count` keys (a GPU-side count's bound; at least
